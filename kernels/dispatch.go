@@ -1,0 +1,100 @@
+package kernels
+
+import "fmt"
+
+// DequantizeRow expands len(dst) values of type t from src into dst. len(dst) must
+// be a multiple of t's block size and src must hold at least that many blocks.
+func DequantizeRow(t Type, src []byte, dst []float32) {
+	switch t {
+	case F32:
+		dequantF32(src, dst)
+	case F16:
+		dequantF16(src, dst)
+	case BF16:
+		dequantBF16(src, dst)
+	case Q4_0:
+		dequantQ4_0(src, dst)
+	case Q4_1:
+		dequantQ4_1(src, dst)
+	case Q5_0:
+		dequantQ5_0(src, dst)
+	case Q5_1:
+		dequantQ5_1(src, dst)
+	case Q8_0:
+		dequantQ8_0(src, dst)
+	case Q2_K:
+		dequantQ2_K(src, dst)
+	case Q3_K:
+		dequantQ3_K(src, dst)
+	case Q4_K:
+		dequantQ4_K(src, dst)
+	case Q5_K:
+		dequantQ5_K(src, dst)
+	case Q6_K:
+		dequantQ6_K(src, dst)
+	default:
+		panic(fmt.Sprintf("kernels: DequantizeRow: unsupported type %v", t))
+	}
+}
+
+// QuantizeActivation quantizes x into a in the given kind (see
+// Type.ActivationKind). len(x) must be a multiple of the kind's block size.
+func QuantizeActivation(a *Activation, kind Type, x []float32) {
+	a.Reset(kind, len(x))
+	switch kind {
+	case F32:
+		copy(a.F, x)
+	case Q8_0:
+		quantizeQ8_0(x, a)
+	case Q8_1:
+		quantizeQ8_1(x, a)
+	case Q8_K:
+		quantizeQ8_K(x, a)
+	default:
+		panic(fmt.Sprintf("kernels: QuantizeActivation: unsupported kind %v", kind))
+	}
+}
+
+// DotRow returns the dot product of one weight row w of type t with the activation
+// a, which must have been quantized to t.ActivationKind(). The row is never
+// dequantized into memory.
+func DotRow(t Type, w []byte, a *Activation) float32 {
+	switch t {
+	case F32:
+		return dotF32(w, a)
+	case F16:
+		return dotF16(w, a)
+	case BF16:
+		return dotBF16(w, a)
+	case Q4_0:
+		return dotQ4_0(w, a)
+	case Q4_1:
+		return dotQ4_1(w, a)
+	case Q5_0:
+		return dotQ5_0(w, a)
+	case Q5_1:
+		return dotQ5_1(w, a)
+	case Q8_0:
+		return dotQ8_0(w, a)
+	case Q2_K:
+		return dotQ2_K(w, a)
+	case Q3_K:
+		return dotQ3_K(w, a)
+	case Q4_K:
+		return dotQ4_K(w, a)
+	case Q5_K:
+		return dotQ5_K(w, a)
+	case Q6_K:
+		return dotQ6_K(w, a)
+	default:
+		panic(fmt.Sprintf("kernels: DotRow: unsupported type %v", t))
+	}
+}
+
+// MatVec computes out[r] = row r of w · a for r < len(out). w holds len(out) rows
+// of rowBytes bytes each, in type t.
+func MatVec(t Type, w []byte, rowBytes int, a *Activation, out []float32) {
+	for r := range out {
+		out[r] = DotRow(t, w[r*rowBytes:(r+1)*rowBytes], a)
+	}
+}
