@@ -1,5 +1,5 @@
 module github.com/edgellm/edgellm
 
-go 1.23
+go 1.26.0
 
-require golang.org/x/sys v0.49.0 // indirect
+require golang.org/x/sys v0.49.0
