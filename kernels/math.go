@@ -1,0 +1,224 @@
+package kernels
+
+import "math"
+
+// The float helpers of a transformer layer. They follow the float32 arithmetic of
+// the reference implementation (ggml's CPU ops) where it is cheap to do so, and
+// like the rest of the package round every product to float32 before adding it,
+// so results are the same on every GOARCH (see float.go).
+
+// expf is e^x rounded to float32 (C's expf).
+func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+// RMSNorm sets out[i] = x[i] / sqrt(mean(x²) + eps) * weight[i] for i < len(x).
+// out and weight must be at least as long as x; out may alias x.
+//
+// As in the reference, the squares are rounded to float32 and summed in float64,
+// the mean and scale = 1/sqrt(mean+eps) are float32, and each output is
+// (x[i]*scale)*weight[i].
+func RMSNorm(out, x, weight []float32, eps float32) {
+	if len(x) == 0 {
+		return
+	}
+	out, weight = out[:len(x)], weight[:len(x)]
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	for i, v := range x {
+		out[i] = float32(v*scale) * weight[i]
+	}
+}
+
+// Softmax replaces x by softmax(x) = exp(x - max) / Σ exp(x - max). The
+// exponentials are float32, their sum is accumulated in float64 and the final
+// scaling uses 1/sum rounded to float32, as in the reference. x must contain at
+// least one value greater than -Inf; an empty x is left alone.
+func Softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	maxv := x[0]
+	for _, v := range x[1:] {
+		if v > maxv {
+			maxv = v
+		}
+	}
+	var sum float64
+	for i, v := range x {
+		e := expf(v - maxv)
+		x[i] = e
+		sum += float64(e)
+	}
+	ScaleF32(x, float32(1/sum))
+}
+
+// SiLU returns x * sigmoid(x), computed as x / (1 + e^-x) in float32 like the
+// reference.
+func SiLU(x float32) float32 {
+	return x / (1 + expf(-x))
+}
+
+// SwiGLU sets gate[i] = SiLU(gate[i]) * up[i] for i < len(gate). up must be at
+// least as long as gate.
+func SwiGLU(gate, up []float32) {
+	up = up[:len(gate)]
+	for i, g := range gate {
+		gate[i] = SiLU(g) * up[i]
+	}
+}
+
+// RopeTable fills cos[i] and sin[i], i < ropeDim/2, with the cosine and sine of
+// theta_i = pos · base^(-2i/ropeDim) for one position (plain RoPE: no frequency
+// scaling, no YaRN). cos and sin must hold at least ropeDim/2 values.
+//
+// The angles are computed as in the reference (ggml_rope_cache_init): theta starts
+// at float32(pos) and is multiplied, in float32, by
+// theta_scale = powf(base, -2/ropeDim) once per pair, so the tables match the
+// reference's bit for bit up to the last-ulp accuracy of the float64 math
+// library rounded to float32.
+func RopeTable(cos, sin []float32, pos int, ropeDim int, base float32) {
+	n := ropeDim / 2
+	cos, sin = cos[:n], sin[:n]
+	thetaScale := float32(math.Pow(float64(base), float64(float32(-2)/float32(ropeDim))))
+	theta := float32(pos)
+	for i := range n {
+		c, s := math.Cos(float64(theta)), math.Sin(float64(theta))
+		cos[i], sin[i] = float32(c), float32(s)
+		theta *= thetaScale
+	}
+}
+
+// RopeNorm applies rotary position embedding in the "normal" (GPT-J, original
+// LLaMA) layout to nHeads heads of headDim values stored one after another in x:
+// in each head the pair (x[2i], x[2i+1]) is rotated by the angle whose cosine and
+// sine are cos[i] and sin[i], for i < len(cos).
+//
+// The tables are those of RopeTable for one position; their length is ropeDim/2.
+// When ropeDim < headDim (partial rotary embedding) only the first ropeDim values
+// of each head are rotated and the rest are left unchanged, as in the reference.
+// len(cos) must not exceed headDim/2 and sin must be at least as long as cos.
+func RopeNorm(x []float32, nHeads, headDim int, cos, sin []float32) {
+	n := ropeCheck(headDim, cos, sin)
+	sin = sin[:n]
+	for h := range nHeads {
+		head := x[h*headDim : (h+1)*headDim]
+		for i, c := range cos {
+			s := sin[i]
+			x0, x1 := head[2*i], head[2*i+1]
+			head[2*i] = float32(x0*c) - float32(x1*s)
+			head[2*i+1] = float32(x0*s) + float32(x1*c)
+		}
+	}
+}
+
+// RopeNeox applies rotary position embedding in the NeoX layout (used by GPT-NeoX,
+// Qwen, Phi, Gemma, …): in each head the pair (x[i], x[i+ropeDim/2]) is rotated by
+// the angle with cosine cos[i] and sine sin[i], for i < ropeDim/2 = len(cos). With
+// ropeDim = headDim these are the pairs (x[i], x[i+headDim/2]). Values from
+// ropeDim on are left unchanged. Arguments are as for RopeNorm.
+func RopeNeox(x []float32, nHeads, headDim int, cos, sin []float32) {
+	n := ropeCheck(headDim, cos, sin)
+	sin = sin[:n]
+	for h := range nHeads {
+		head := x[h*headDim : (h+1)*headDim]
+		lo, hi := head[:n], head[n:2*n]
+		for i, c := range cos {
+			s := sin[i]
+			x0, x1 := lo[i], hi[i]
+			lo[i] = float32(x0*c) - float32(x1*s)
+			hi[i] = float32(x0*s) + float32(x1*c)
+		}
+	}
+}
+
+// ropeCheck validates the RoPE table lengths and returns the number of pairs.
+func ropeCheck(headDim int, cos, sin []float32) int {
+	n := len(cos)
+	if 2*n > headDim || len(sin) < n {
+		panic("kernels: RoPE tables longer than half a head or sin shorter than cos")
+	}
+	return n
+}
+
+// DotF32 returns Σ a[i]*b[i] over i < len(a); b must be at least as long as a.
+// It uses eight float32 accumulators (value i to accumulator i%8, the tail to
+// accumulator 0) summed pairwise at the end.
+func DotF32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		x, y := (*[8]float32)(a[i:]), (*[8]float32)(b[i:])
+		s0 += float32(x[0] * y[0])
+		s1 += float32(x[1] * y[1])
+		s2 += float32(x[2] * y[2])
+		s3 += float32(x[3] * y[3])
+		s4 += float32(x[4] * y[4])
+		s5 += float32(x[5] * y[5])
+		s6 += float32(x[6] * y[6])
+		s7 += float32(x[7] * y[7])
+	}
+	for ; i < len(a); i++ {
+		s0 += float32(a[i] * b[i])
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// DotF32F16 returns Σ a[i]*b[i] over i < len(a), where b holds half-precision
+// values (e.g. a row of an FP16 KV cache); b must be at least as long as a. The
+// accumulation is as in DotF32.
+func DotF32F16(a []float32, b []uint16) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		x, y := (*[8]float32)(a[i:]), (*[8]uint16)(b[i:])
+		s0 += float32(x[0] * FP16ToFP32(y[0]))
+		s1 += float32(x[1] * FP16ToFP32(y[1]))
+		s2 += float32(x[2] * FP16ToFP32(y[2]))
+		s3 += float32(x[3] * FP16ToFP32(y[3]))
+		s4 += float32(x[4] * FP16ToFP32(y[4]))
+		s5 += float32(x[5] * FP16ToFP32(y[5]))
+		s6 += float32(x[6] * FP16ToFP32(y[6]))
+		s7 += float32(x[7] * FP16ToFP32(y[7]))
+	}
+	for ; i < len(a); i++ {
+		s0 += float32(a[i] * FP16ToFP32(b[i]))
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// AxpyF32F16 sets y[i] += alpha*x[i] for i < len(y), where x holds half-precision
+// values (e.g. a row of an FP16 KV cache); x must be at least as long as y.
+func AxpyF32F16(y []float32, alpha float32, x []uint16) {
+	x = x[:len(y)]
+	for i, h := range x {
+		y[i] += float32(alpha * FP16ToFP32(h))
+	}
+}
+
+// AxpyF32 sets y[i] += alpha*x[i] for i < len(y); x must be at least as long as y.
+func AxpyF32(y []float32, alpha float32, x []float32) {
+	x = x[:len(y)]
+	for i, v := range x {
+		y[i] += float32(alpha * v)
+	}
+}
+
+// ScaleF32 multiplies every element of x by s.
+func ScaleF32(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+// AddF32 sets dst[i] += a[i] for i < len(dst); a must be at least as long as dst.
+func AddF32(dst, a []float32) {
+	a = a[:len(dst)]
+	for i, v := range a {
+		dst[i] += v
+	}
+}

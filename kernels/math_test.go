@@ -1,0 +1,390 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// closeRel reports whether got is within rel·max(|want|, floor) of want.
+func closeRel(got float32, want, rel, floor float64) bool {
+	return math.Abs(float64(got)-want) <= rel*math.Max(math.Abs(want), floor)
+}
+
+func TestRMSNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{1, 7, 64, 4096} {
+		x := randNormal32(r, n, 3)
+		w := randNormal32(r, n, 1)
+		const eps = 1e-5
+		var ss float64
+		for _, v := range x {
+			ss += float64(v) * float64(v)
+		}
+		scale := 1 / math.Sqrt(ss/float64(n)+eps)
+		out := make([]float32, n)
+		RMSNorm(out, x, w, eps)
+		for i := range out {
+			want := float64(x[i]) * scale * float64(w[i])
+			if !closeRel(out[i], want, 1e-6, 0) {
+				t.Fatalf("n=%d: out[%d] = %v, want %v", n, i, out[i], want)
+			}
+		}
+		// In place gives the same result.
+		RMSNorm(x, x, w, eps)
+		for i := range x {
+			if x[i] != out[i] {
+				t.Fatalf("n=%d: in-place result differs at %d", n, i)
+			}
+		}
+	}
+	// A zero vector stays zero thanks to eps.
+	z := make([]float32, 8)
+	RMSNorm(z, z, []float32{1, 1, 1, 1, 1, 1, 1, 1}, 1e-6)
+	for _, v := range z {
+		if v != 0 {
+			t.Fatalf("zero vector: %v", z)
+		}
+	}
+	// Hand case: x = (3, 4) has mean square 12.5.
+	out := make([]float32, 2)
+	RMSNorm(out, []float32{3, 4}, []float32{1, 2}, 0)
+	if want0, want1 := 3/math.Sqrt(12.5), 8/math.Sqrt(12.5); !closeRel(out[0], want0, 1e-7, 0) || !closeRel(out[1], want1, 1e-7, 0) {
+		t.Fatalf("RMSNorm(3,4) = %v, want %v %v", out, want0, want1)
+	}
+}
+
+func TestSoftmax(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, n := range []int{1, 2, 10, 1000} {
+		for _, scale := range []float64{1, 30, 1000} {
+			x := randNormal32(r, n, scale)
+			mx := math.Inf(-1)
+			for _, v := range x {
+				mx = math.Max(mx, float64(v))
+			}
+			want := make([]float64, n)
+			var sum float64
+			for i, v := range x {
+				want[i] = math.Exp(float64(v) - mx)
+				sum += want[i]
+			}
+			orig := append([]float32(nil), x...)
+			Softmax(x)
+			var total float64
+			for i := range x {
+				// float32(x - max) is rounded: a relative error of the
+				// exponent's argument, |x - max|·2^-24, on top of float32 noise.
+				rel := 1e-6 + math.Abs(float64(orig[i])-mx)*0x1p-23
+				if !closeRel(x[i], want[i]/sum, rel, 1e-30) {
+					t.Fatalf("n=%d scale=%v: p[%d] = %v, want %v", n, scale, i, x[i], want[i]/sum)
+				}
+				total += float64(x[i])
+			}
+			if math.Abs(total-1) > 1e-5 {
+				t.Fatalf("n=%d scale=%v: probabilities sum to %v", n, scale, total)
+			}
+		}
+	}
+	// Masked entries (-Inf) get probability 0; equal logits are uniform.
+	x := []float32{float32(math.Inf(-1)), 2, 2, float32(math.Inf(-1))}
+	Softmax(x)
+	if x[0] != 0 || x[3] != 0 || x[1] != 0.5 || x[2] != 0.5 {
+		t.Fatalf("masked softmax = %v", x)
+	}
+	Softmax(nil)
+}
+
+func TestSiLUSwiGLU(t *testing.T) {
+	for _, v := range []float32{-100, -20, -3, -1, -1e-3, 0, 1e-3, 0.5, 1, 3, 20, 100} {
+		want := float64(v) / (1 + math.Exp(-float64(v)))
+		if got := SiLU(v); !closeRel(got, want, 3e-7, 1e-30) {
+			t.Errorf("SiLU(%v) = %v, want %v", v, got, want)
+		}
+	}
+	if SiLU(0) != 0 || SiLU(100) != 100 {
+		t.Error("SiLU(0) or SiLU(100) not exact")
+	}
+	if v := SiLU(-1000); v != 0 || math.IsNaN(float64(v)) {
+		t.Errorf("SiLU(-1000) = %v, want 0", v)
+	}
+	r := rand.New(rand.NewPCG(25, 26))
+	gate, up := randNormal32(r, 100, 2), randNormal32(r, 100, 1)
+	orig := append([]float32(nil), gate...)
+	SwiGLU(gate, up)
+	for i := range gate {
+		if want := SiLU(orig[i]) * up[i]; gate[i] != want {
+			t.Fatalf("SwiGLU[%d] = %v, want %v", i, gate[i], want)
+		}
+	}
+}
+
+func TestRopeTable(t *testing.T) {
+	cos, sin := make([]float32, 64), make([]float32, 64)
+
+	// Position 0: all angles 0.
+	RopeTable(cos, sin, 0, 128, 10000)
+	for i := range cos {
+		if cos[i] != 1 || sin[i] != 0 {
+			t.Fatalf("pos 0: cos[%d] = %v, sin[%d] = %v", i, cos[i], i, sin[i])
+		}
+	}
+
+	// Hand case: ropeDim 4, base 10000: theta_scale = powf(10000, -0.5) = 0.01f,
+	// angles 1 and 0.01f.
+	RopeTable(cos[:2], sin[:2], 1, 4, 10000)
+	want := [4]float32{
+		float32(math.Cos(1)), float32(math.Sin(1)),
+		float32(math.Cos(float64(float32(0.01)))), float32(math.Sin(float64(float32(0.01)))),
+	}
+	if [4]float32{cos[0], sin[0], cos[1], sin[1]} != want {
+		t.Fatalf("pos 1 ropeDim 4: got %v %v, want %v", cos[:2], sin[:2], want)
+	}
+
+	// Against the float64 formula. The reference's float32 recurrence for theta
+	// drifts by about one rounding per step, so allow |theta|·(i+2)·2^-23.
+	for _, pos := range []int{1, 17, 500, 4095, 100000} {
+		for _, base := range []float32{10000, 500000, 1e6} {
+			const dim = 128
+			RopeTable(cos, sin, pos, dim, base)
+			for i := range dim / 2 {
+				theta := float64(pos) * math.Pow(float64(base), -2*float64(i)/dim)
+				tol := theta*float64(i+2)*0x1p-23 + 1e-7
+				if math.Abs(float64(cos[i])-math.Cos(theta)) > tol || math.Abs(float64(sin[i])-math.Sin(theta)) > tol {
+					t.Fatalf("pos %d base %v i %d: cos,sin = %v,%v want %v,%v", pos, base, i, cos[i], sin[i], math.Cos(theta), math.Sin(theta))
+				}
+			}
+		}
+	}
+}
+
+func TestRopeIdentityAndNorms(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	const nHeads, headDim = 4, 64
+	cos, sin := make([]float32, headDim/2), make([]float32, headDim/2)
+	for _, rope := range []func([]float32, int, int, []float32, []float32){RopeNorm, RopeNeox} {
+		x := randNormal32(r, nHeads*headDim, 1)
+		orig := append([]float32(nil), x...)
+		RopeTable(cos, sin, 0, headDim, 10000)
+		rope(x, nHeads, headDim, cos, sin)
+		for i := range x {
+			if x[i] != orig[i] {
+				t.Fatalf("pos 0 changed x[%d]", i)
+			}
+		}
+		RopeTable(cos, sin, 1234, headDim, 10000)
+		rope(x, nHeads, headDim, cos, sin)
+		for h := range nHeads {
+			var n0, n1 float64
+			for i := h * headDim; i < (h+1)*headDim; i++ {
+				n0 += float64(orig[i]) * float64(orig[i])
+				n1 += float64(x[i]) * float64(x[i])
+			}
+			if math.Abs(n0-n1) > 1e-6*n0 {
+				t.Fatalf("head %d norm² %v became %v", h, n0, n1)
+			}
+		}
+	}
+}
+
+// neoxFromNorm permutes a head from the normal pair layout (2i, 2i+1) to the NeoX
+// layout (i, i+n), n pairs; values from 2n on stay in place.
+func neoxFromNorm(x []float32, nHeads, headDim, n int) []float32 {
+	y := append([]float32(nil), x...)
+	for h := range nHeads {
+		src, dst := x[h*headDim:], y[h*headDim:]
+		for i := range n {
+			dst[i], dst[i+n] = src[2*i], src[2*i+1]
+		}
+	}
+	return y
+}
+
+func TestRopeNeoxMatchesNormPermuted(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	const nHeads, headDim = 3, 96
+	for _, ropeDim := range []int{96, 64, 32} {
+		n := ropeDim / 2
+		cos, sin := make([]float32, n), make([]float32, n)
+		RopeTable(cos, sin, 777, ropeDim, 10000)
+		x := randNormal32(r, nHeads*headDim, 1)
+		y := neoxFromNorm(x, nHeads, headDim, n)
+		orig := append([]float32(nil), x...)
+		RopeNorm(x, nHeads, headDim, cos, sin)
+		RopeNeox(y, nHeads, headDim, cos, sin)
+		xp := neoxFromNorm(x, nHeads, headDim, n)
+		for i := range xp {
+			if xp[i] != y[i] {
+				t.Fatalf("ropeDim %d: neox[%d] = %v, permuted norm = %v", ropeDim, i, y[i], xp[i])
+			}
+		}
+		// The values past ropeDim are untouched.
+		for h := range nHeads {
+			for i := h*headDim + ropeDim; i < (h+1)*headDim; i++ {
+				if x[i] != orig[i] {
+					t.Fatalf("ropeDim %d: x[%d] changed", ropeDim, i)
+				}
+			}
+		}
+	}
+}
+
+func TestRopeRelativePosition(t *testing.T) {
+	// The score of a rotated query and key depends only on their distance.
+	r := rand.New(rand.NewPCG(31, 32))
+	const headDim = 128
+	q0, k0 := randNormal32(r, headDim, 1), randNormal32(r, headDim, 1)
+	cos, sin := make([]float32, headDim/2), make([]float32, headDim/2)
+	score := func(rope func([]float32, int, int, []float32, []float32), pq, pk int) float32 {
+		q, k := append([]float32(nil), q0...), append([]float32(nil), k0...)
+		RopeTable(cos, sin, pq, headDim, 10000)
+		rope(q, 1, headDim, cos, sin)
+		RopeTable(cos, sin, pk, headDim, 10000)
+		rope(k, 1, headDim, cos, sin)
+		return DotF32(q, k)
+	}
+	for _, rope := range []func([]float32, int, int, []float32, []float32){RopeNorm, RopeNeox} {
+		a, b := score(rope, 5, 0), score(rope, 105, 100)
+		if math.Abs(float64(a-b)) > 1e-4*float64(headDim) {
+			t.Fatalf("score at distance 5: %v at (5,0), %v at (105,100)", a, b)
+		}
+		if c := score(rope, 0, 0); math.Abs(float64(c-DotF32(q0, k0))) > 1e-5 {
+			t.Fatalf("score at (0,0) = %v, want %v", c, DotF32(q0, k0))
+		}
+	}
+}
+
+func TestRopeRotatesUnitVector(t *testing.T) {
+	// (1, 0) rotated by theta is (cos theta, sin theta).
+	x := []float32{1, 0, 1, 0}
+	RopeNorm(x, 1, 4, []float32{0.6, 0}, []float32{0.8, 1})
+	if x[0] != 0.6 || x[1] != 0.8 || x[2] != 0 || x[3] != 1 {
+		t.Fatalf("RopeNorm = %v", x)
+	}
+	y := []float32{1, 1, 0, 0}
+	RopeNeox(y, 1, 4, []float32{0.6, 0}, []float32{0.8, 1})
+	if y[0] != 0.6 || y[2] != 0.8 || y[1] != 0 || y[3] != 1 {
+		t.Fatalf("RopeNeox = %v", y)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("tables longer than half a head did not panic")
+		}
+	}()
+	RopeNorm(x, 1, 4, make([]float32, 3), make([]float32, 3))
+}
+
+func TestFloatVectorHelpers(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, n := range []int{0, 1, 7, 8, 9, 128, 1001} {
+		a, b := randNormal32(r, n, 1), randNormal32(r, n, 1)
+		bh := make([]uint16, n)
+		FP32ToFP16Slice(bh, b)
+		var want, wantH, abs, absH float64
+		for i := range n {
+			want += float64(a[i]) * float64(b[i])
+			abs += math.Abs(float64(a[i]) * float64(b[i]))
+			p := float64(a[i]) * float64(FP16ToFP32(bh[i]))
+			wantH += p
+			absH += math.Abs(p)
+		}
+		if got := DotF32(a, b); math.Abs(float64(got)-want) > dotRoundingTol(n, abs) {
+			t.Fatalf("DotF32 n=%d = %v, want %v", n, got, want)
+		}
+		if got := DotF32F16(a, bh); math.Abs(float64(got)-wantH) > dotRoundingTol(n, absH) {
+			t.Fatalf("DotF32F16 n=%d = %v, want %v", n, got, wantH)
+		}
+
+		y := append([]float32(nil), a...)
+		AxpyF32(y, 0.5, b)
+		for i := range y {
+			if y[i] != a[i]+0.5*b[i] {
+				t.Fatalf("AxpyF32[%d] = %v", i, y[i])
+			}
+		}
+		y = append(y[:0], a...)
+		AxpyF32F16(y, -2, bh)
+		for i := range y {
+			if y[i] != a[i]-2*FP16ToFP32(bh[i]) {
+				t.Fatalf("AxpyF32F16[%d] = %v", i, y[i])
+			}
+		}
+		y = append(y[:0], a...)
+		ScaleF32(y, 3)
+		for i := range y {
+			if y[i] != a[i]*3 {
+				t.Fatalf("ScaleF32[%d] = %v", i, y[i])
+			}
+		}
+		y = append(y[:0], a...)
+		AddF32(y, b)
+		for i := range y {
+			if y[i] != a[i]+b[i] {
+				t.Fatalf("AddF32[%d] = %v", i, y[i])
+			}
+		}
+	}
+	if got := DotF32([]float32{1, 2, 3}, []float32{4, 5, 6, 7}); got != 32 {
+		t.Fatalf("DotF32 hand case = %v, want 32", got)
+	}
+}
+
+func TestMathNoAlloc(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	const nHeads, headDim = 8, 128
+	x := randNormal32(r, nHeads*headDim, 1)
+	w := randNormal32(r, len(x), 1)
+	out := make([]float32, len(x))
+	h := make([]uint16, len(x))
+	cos, sin := make([]float32, headDim/2), make([]float32, headDim/2)
+	if n := testing.AllocsPerRun(20, func() {
+		RMSNorm(out, x, w, 1e-5)
+		Softmax(out)
+		SwiGLU(out, w)
+		RopeTable(cos, sin, 42, headDim, 10000)
+		RopeNorm(out, nHeads, headDim, cos, sin)
+		RopeNeox(out, nHeads, headDim, cos, sin)
+		FP32ToFP16Slice(h, x)
+		DotF32(x, w)
+		DotF32F16(x, h)
+		AxpyF32F16(out, 0.5, h)
+		AxpyF32(out, 0.5, x)
+		ScaleF32(out, 0.5)
+		AddF32(out, x)
+	}); n != 0 {
+		t.Fatalf("allocs = %v", n)
+	}
+}
+
+func BenchmarkDotF32F16(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x := randNormal32(r, 4096, 1)
+	h := make([]uint16, len(x))
+	FP32ToFP16Slice(h, randNormal32(r, len(x), 1))
+	b.SetBytes(int64(2 * len(h)))
+	var s float32
+	for range b.N {
+		s += DotF32F16(x, h)
+	}
+	benchSinkFloat = s
+}
+
+func BenchmarkAxpyF32F16(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	y := make([]float32, 4096)
+	h := make([]uint16, len(y))
+	FP32ToFP16Slice(h, randNormal32(r, len(y), 1))
+	b.SetBytes(int64(2 * len(h)))
+	for range b.N {
+		AxpyF32F16(y, 1e-3, h)
+	}
+}
+
+func BenchmarkSwiGLU(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	gate, up := randNormal32(r, 11008, 1), randNormal32(r, 11008, 1)
+	b.SetBytes(int64(4 * len(gate)))
+	for range b.N {
+		SwiGLU(gate, up)
+	}
+}
