@@ -1,0 +1,177 @@
+package inference
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/edgellm/edgellm/inference/sampler"
+	"github.com/edgellm/edgellm/inference/tokenizer"
+)
+
+// FinishReason says why a generation ended.
+type FinishReason string
+
+// The reasons a generation ends.
+const (
+	FinishStop      FinishReason = "stop"      // the model produced an end-of-generation token
+	FinishLength    FinishReason = "length"    // MaxTokens were generated
+	FinishContext   FinishReason = "context"   // the context window is full
+	FinishCancelled FinishReason = "cancelled" // the context was cancelled or the callback stopped it
+)
+
+// GenerateOptions configures Generate.
+type GenerateOptions struct {
+	MaxTokens int            // tokens to generate at most (> 0)
+	Sampling  sampler.Params // how the next token is chosen
+	// OnText receives the generated text as it becomes valid UTF-8. The slice
+	// is only valid during the call. Returning an error stops the generation,
+	// which then ends with FinishCancelled and that error.
+	OnText func(text []byte) error
+}
+
+// Result reports on a finished generation.
+type Result struct {
+	PromptTokens int           // tokens of the prompt that were prefilled
+	Tokens       int           // tokens generated
+	Finish       FinishReason  // why it ended
+	Prefill      time.Duration // time to consume the prompt
+	Decode       time.Duration // time spent generating after the first token
+	FirstToken   time.Duration // time from the start to the first generated token
+}
+
+// PrefillTPS is prompt tokens per second.
+func (r *Result) PrefillTPS() float64 { return perSecond(r.PromptTokens, r.Prefill) }
+
+// DecodeTPS is generated tokens per second, not counting the first token, whose
+// time is part of the time to first token.
+func (r *Result) DecodeTPS() float64 { return perSecond(r.Tokens-1, r.Decode) }
+
+func perSecond(n int, d time.Duration) float64 {
+	if n <= 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// Generator produces text from prompts with one State, one tokenizer and one
+// sampler, reusing all of them: after the first call, generating a token
+// allocates nothing.
+type Generator struct {
+	State     *State
+	Tokenizer *tokenizer.Tokenizer
+	sampler   *sampler.Sampler
+	params    sampler.Params // the parameters sampler was made with
+	stream    *tokenizer.Decoder
+}
+
+// NewGenerator makes a generator over a state and the model's tokenizer.
+func NewGenerator(s *State, tok *tokenizer.Tokenizer) *Generator {
+	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false)}
+}
+
+// Prefill consumes prompt tokens from the state's current position and returns
+// the logits after the last one.
+func (g *Generator) Prefill(ctx context.Context, prompt []int32) ([]float32, error) {
+	s := g.State
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("inference: empty prompt")
+	}
+	if n := s.Pos() + len(prompt); n > s.Ctx() {
+		return nil, fmt.Errorf("inference: prompt of %d tokens does not fit in the context of %d tokens", n, s.Ctx())
+	}
+	var logits []float32
+	for i, id := range prompt {
+		if i%16 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if logits, err = s.Forward(id, i == len(prompt)-1); err != nil {
+			return nil, err
+		}
+	}
+	return logits, nil
+}
+
+// Generate resets the state, consumes prompt and generates up to
+// opts.MaxTokens tokens, streaming their text to opts.OnText.
+func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateOptions) (Result, error) {
+	res := Result{PromptTokens: len(prompt)}
+	if opts.MaxTokens <= 0 {
+		return res, fmt.Errorf("inference: max tokens %d must be positive", opts.MaxTokens)
+	}
+	if err := g.setSampler(opts.Sampling); err != nil {
+		return res, err
+	}
+	s := g.State
+	s.Reset()
+	g.stream.Reset()
+	start := time.Now()
+	logits, err := g.Prefill(ctx, prompt)
+	if err != nil {
+		return res, err
+	}
+	res.Prefill = time.Since(start)
+	for _, id := range prompt {
+		g.sampler.Accept(id)
+	}
+	var firstAt time.Time
+	for {
+		if err := ctx.Err(); err != nil {
+			res.Finish = FinishCancelled
+			return res, err
+		}
+		id := g.sampler.Sample(logits)
+		res.Tokens++
+		if res.Tokens == 1 {
+			firstAt = time.Now()
+			res.FirstToken = firstAt.Sub(start)
+		}
+		if g.Tokenizer.IsEOG(id) {
+			res.Finish = FinishStop
+			break
+		}
+		g.sampler.Accept(id)
+		if err := g.emit(g.stream.Add(id), opts.OnText); err != nil {
+			res.Finish = FinishCancelled
+			return res, err
+		}
+		if res.Tokens >= opts.MaxTokens {
+			res.Finish = FinishLength
+			break
+		}
+		if s.Pos() >= s.Ctx() {
+			res.Finish = FinishContext
+			break
+		}
+		if logits, err = s.Forward(id, true); err != nil {
+			return res, err
+		}
+	}
+	res.Decode = time.Since(firstAt)
+	return res, g.emit(g.stream.Flush(), opts.OnText)
+}
+
+func (g *Generator) emit(text []byte, onText func([]byte) error) error {
+	if len(text) == 0 || onText == nil {
+		return nil
+	}
+	return onText(text)
+}
+
+// setSampler makes or re-seeds the sampler for p without allocating when the
+// parameters are unchanged.
+func (g *Generator) setSampler(p sampler.Params) error {
+	if g.sampler != nil && g.params == p {
+		g.sampler.Reset()
+		return nil
+	}
+	smp, err := sampler.New(p, g.State.Model().Config.NVocab)
+	if err != nil {
+		return fmt.Errorf("inference: %w", err)
+	}
+	g.sampler, g.params = smp, p
+	return nil
+}

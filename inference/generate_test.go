@@ -1,0 +1,87 @@
+package inference
+
+import (
+	"context"
+	"testing"
+
+	"github.com/edgellm/edgellm/inference/sampler"
+)
+
+func greedy() sampler.Params {
+	p := sampler.DefaultParams()
+	p.Temperature = 0
+	return p
+}
+
+// TestStoriesGreedyFromBOS checks that greedy generation from BOS with a real
+// trained model reproduces the reference implementation's first 30 ids.
+func TestStoriesGreedyFromBOS(t *testing.T) {
+	m := loadTestModel(t, "stories260K")
+	prompt, want := referenceIDs(t, "stories260K-bos")
+	if len(want) < 30 {
+		t.Fatalf("reference has only %d ids", len(want))
+	}
+	s, err := m.NewState(128, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	smp, err := sampler.New(greedy(), m.Config.NVocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logits []float32
+	for _, id := range prompt {
+		if logits, err = s.Forward(id, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 30; i++ {
+		id := smp.Sample(logits)
+		if id != want[i] {
+			t.Fatalf("id %d: got %d, reference %d (so far %v)", i, id, want[i], want[:i])
+		}
+		if logits, err = s.Forward(id, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestGenerateZeroAllocs checks that generating a token allocates nothing once
+// the generator has warmed up.
+func TestGenerateZeroAllocs(t *testing.T) {
+	for _, name := range []string{"stories260K", "tiny-q4_k_m", "tiny-q4_1", "qwen2-tiny-q8_0"} {
+		t.Run(name, func(t *testing.T) {
+			m := loadTestModel(t, name)
+			s, err := m.NewState(256, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			g := NewGenerator(s, m.Tokenizer)
+			prompt := []int32{1, 300, 301}
+			opts := GenerateOptions{MaxTokens: 1, Sampling: sampler.DefaultParams(), OnText: func([]byte) error { return nil }}
+			short := func() {
+				if _, err := g.Generate(context.Background(), prompt, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			short() // warm up
+			long := func() {
+				opts.MaxTokens = 21
+				if _, err := g.Generate(context.Background(), prompt, opts); err != nil {
+					t.Fatal(err)
+				}
+				opts.MaxTokens = 1
+			}
+			long()
+			// The difference between 21 and 1 generated tokens is the cost of
+			// 20 tokens; it must be zero allocations.
+			a1 := testing.AllocsPerRun(3, short)
+			a21 := testing.AllocsPerRun(3, long)
+			if perToken := (a21 - a1) / 20; perToken > 0 {
+				t.Fatalf("%.2f allocations per generated token (1 token: %.0f, 21 tokens: %.0f)", perToken, a1, a21)
+			}
+		})
+	}
+}
