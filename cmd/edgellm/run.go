@@ -35,6 +35,12 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *ctxLen < 0 || *threads < 0 {
 		return usagef("-c and -j must not be negative")
 	}
+	if !(*temp >= 0 && *temp <= 100) {
+		return usagef("-t %v: temperature must be between 0 and 100", *temp)
+	}
+	if !(*topP > 0 && *topP <= 1) {
+		return usagef("-k %v: top-p must be in (0, 1]", *topP)
+	}
 	params := sampler.DefaultParams()
 	params.Temperature, params.TopP, params.Seed = float32(*temp), float32(*topP), *seed
 	params.TopK, params.MinP = 0, 0 // PicoLM's sampler: temperature and top-p only

@@ -1,0 +1,31 @@
+# edgellm — build and test. `make test` is the command CI runs (.ci/run).
+GO       ?= go
+FUZZTIME ?= 30s
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+
+.PHONY: build test unit vet fuzz bench clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o edgellm ./cmd/edgellm
+
+# The whole suite: static checks, every package's tests, then each fuzz target.
+test: vet unit fuzz
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+fuzz:
+	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./inference/tokenizer -run '^$$' -fuzz '^FuzzEncodeSPM$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./inference/tokenizer -run '^$$' -fuzz '^FuzzEncodeBPE$$' -fuzztime $(FUZZTIME)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./kernels
+
+clean:
+	rm -rf edgellm dist

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const models = "../../testdata/models/"
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunGreedyStories(t *testing.T) {
+	code, out, errs := runCLI(t, "", "run", models+"stories260K.gguf", "-p", "", "-n", "30", "-t", "0", "-j", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.TrimSpace(out) == "" {
+		t.Fatal("no text generated")
+	}
+	for _, want := range []string{"prefill: 1 tokens", "decode: 30 tokens", "memory: heap", "KV cache"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	// Greedy decoding is deterministic, so the prompt from stdin gives the same text.
+	code2, out2, _ := runCLI(t, "", "run", models+"stories260K.gguf", "-n", "30", "-t", "0")
+	if code2 != 0 || out2 != out {
+		t.Fatalf("stdin prompt: exit %d, text %q, want %q", code2, out2, out)
+	}
+}
+
+func TestRunSeeded(t *testing.T) {
+	args := []string{"run", models + "tiny-q4_k_m.gguf", "-p", "Hello", "-n", "20", "-t", "1.0", "-s", "7"}
+	_, a, _ := runCLI(t, "", args...)
+	_, b, _ := runCLI(t, "", args...)
+	if a != b || a == "" {
+		t.Fatalf("same seed gave %q and %q", a, b)
+	}
+}
+
+func TestEvalWritesLogits(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "l.f32")
+	code, stdout, errs := runCLI(t, "", "eval", "-m", models+"stories260K.gguf", "--ids", "1,461,461", "--logits", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.TrimSpace(stdout) != `{"ids":[1,461,461]}` {
+		t.Fatalf("stdout %q", stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 3*512*4 {
+		t.Fatalf("%d bytes of logits, want 3 rows of 512 float32", len(b))
+	}
+	// Row 0 is the logits after BOS: compare with the reference's.
+	ref, err := os.ReadFile("../../testdata/reference/stories260K-bos.logits.f32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 512; i++ {
+		got := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		want := math.Float32frombits(binary.LittleEndian.Uint32(ref[4*i:]))
+		if math.Abs(float64(got-want)) > 1e-3 {
+			t.Fatalf("logit %d: %v, reference %v", i, got, want)
+		}
+	}
+	// --text is tokenized with BOS: "" gives just BOS.
+	code, stdout, errs = runCLI(t, "", "eval", "-m", models+"stories260K.gguf", "--text", "", "--logits", out)
+	if code != 0 || strings.TrimSpace(stdout) != `{"ids":[1]}` {
+		t.Fatalf("--text \"\": exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	m := models + "qwen2-tiny-q8_0.gguf"
+	_, out, _ := runCLI(t, "", "tokenize", "-m", m, "-p", "Turn on the porch light when the sun sets, then say: 'Done!' 123")
+	want := "17278 319 262 33179 1657 618 262 4252 5621 11 788 910 25 705 45677 13679 220 16 17 18\n"
+	if out != want {
+		t.Fatalf("got %q, want %q", out, want)
+	}
+	// Exact bytes of stdin, no trimming.
+	_, out, _ = runCLI(t, "hi\n", "tokenize", "-m", models+"stories260K.gguf")
+	_, out2, _ := runCLI(t, "", "tokenize", "-m", models+"stories260K.gguf", "-p", "hi\n")
+	if out != out2 || out == "\n" {
+		t.Fatalf("stdin %q vs -p %q", out, out2)
+	}
+	// --special adds BOS for an SPM model.
+	_, out, _ = runCLI(t, "", "tokenize", "-m", models+"stories260K.gguf", "--special", "-p", "hi")
+	if !strings.HasPrefix(out, "1 ") {
+		t.Fatalf("--special: %q does not start with BOS", out)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	code, out, errs := runCLI(t, "", "info", models+"tiny-q4_k_m.gguf", "-c", "256")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"architecture:    llama", "layers:          4", "4 query, 2 key/value", "Q4_K×", "Q6_K×", "memory at context 256", "KV cache 0.5 MiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.gguf")
+	os.WriteFile(bad, []byte("GGUF\x03\x00\x00\x00truncated"), 0o644)
+	long := strings.Repeat("once upon a time ", 200)
+	cases := []struct {
+		name  string
+		args  []string
+		code  int
+		in    string
+		wants string
+	}{
+		{"no command", nil, 2, "", "usage"},
+		{"unknown command", []string{"frobnicate"}, 2, "", "unknown command"},
+		{"run without model", []string{"run"}, 2, "", "exactly one MODEL"},
+		{"bad flag value", []string{"run", "m.gguf", "-n", "abc"}, 2, "", "invalid value"},
+		{"negative n", []string{"run", "m.gguf", "-n", "-1"}, 2, "", "-n -1"},
+		{"bad top-p", []string{"run", models + "stories260K.gguf", "-k", "1.5"}, 2, "", "-k 1.5: top-p"},
+		{"missing file", []string{"run", filepath.Join(dir, "none.gguf"), "-p", "x"}, 1, "", "no such file"},
+		{"broken file", []string{"info", bad}, 1, "", "gguf:"},
+		{"prompt too long", []string{"run", models + "stories260K.gguf", "-c", "64", "-p", long}, 1, "", "context of 64 tokens"},
+		{"eval without ids", []string{"eval", "-m", models + "stories260K.gguf", "--logits", filepath.Join(dir, "x")}, 2, "", "exactly one of --ids and --text"},
+		{"eval bad ids", []string{"eval", "-m", models + "stories260K.gguf", "--ids", "1,x", "--logits", filepath.Join(dir, "x")}, 2, "", "item 2"},
+		{"eval id out of range", []string{"eval", "-m", models + "stories260K.gguf", "--ids", "1,999", "--logits", filepath.Join(dir, "x")}, 1, "", "out of the vocabulary"},
+		{"tokenize without model", []string{"tokenize", "-p", "x"}, 2, "", "-m MODEL"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := runCLI(t, c.in, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, errs)
+			}
+			if !strings.Contains(errs, c.wants) {
+				t.Errorf("stderr %q lacks %q", errs, c.wants)
+			}
+			if strings.Count(strings.TrimSpace(errs), "\n") > 0 && c.name != "no command" {
+				t.Errorf("error is not one line: %q", errs)
+			}
+			if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic") {
+				t.Errorf("stack trace: %q", errs)
+			}
+		})
+	}
+}
