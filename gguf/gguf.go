@@ -5,6 +5,9 @@
 // holds only the metadata. Every count, length and offset is checked against the
 // file before it is used, so a truncated, corrupted or hostile file yields an
 // error naming the field and its offset, never a panic or a huge allocation.
+//
+// A Builder writes version 3 files, laid out byte for byte as the reference
+// implementation lays them out; WriteFile replaces a file atomically.
 package gguf
 
 import (
