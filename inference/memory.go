@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/edgellm/edgellm/gguf"
 )
 
 // Memory is a report of the memory an engine uses, in bytes.
@@ -29,22 +31,43 @@ func MeasureMemory(s *State) Memory {
 	}
 }
 
+// AdviseFor tells the kernel how the weights will be read, given the memory
+// the process may use (budget bytes; 0 reads MemAvailable from /proc/meminfo):
+// read the whole file ahead when it fits, otherwise no read-ahead, because the
+// weights will be paged in and out as each layer is used.
+func (m *Model) AdviseFor(budget int64) error {
+	if budget <= 0 {
+		budget = memAvailable()
+	}
+	if budget > 0 && int64(m.File.Size) < budget {
+		return m.File.Advise(gguf.AdviseWillNeed)
+	}
+	return m.File.Advise(gguf.AdviseRandom)
+}
+
+// memAvailable reads MemAvailable from /proc/meminfo (0 when unavailable).
+func memAvailable() int64 { return procKB("/proc/meminfo", "MemAvailable:") }
+
 // residentBytes reads VmRSS from /proc/self/status (0 when unavailable).
-func residentBytes() int64 {
-	f, err := os.Open("/proc/self/status")
+func residentBytes() int64 { return procKB("/proc/self/status", "VmRSS:") }
+
+// procKB reads a "Key: N kB" line of a /proc file as bytes (0 when missing).
+func procKB(path, key string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10
 		}
 	}
 	return 0
 }
+
 
 // Estimate is the memory a model needs at a given context, in bytes.
 type Estimate struct {

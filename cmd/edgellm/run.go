@@ -61,6 +61,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Close()
+	if err := m.AdviseFor(0); err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
 	ctx := *ctxLen
 	if ctx == 0 {
 		ctx = min(m.Config.NCtxTrain, 2048)

@@ -1,0 +1,144 @@
+package inference
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgellm/edgellm/gguf"
+	"github.com/edgellm/edgellm/kernels"
+)
+
+// rewrite copies a test model into a temp file, letting kv and tensor edit or
+// drop (return false) each entry, and returns the new file's path.
+func rewrite(t *testing.T, name string, kv func(*gguf.KV) bool, tensor func(*gguf.Tensor) bool) string {
+	t.Helper()
+	f, err := gguf.Open(filepath.Join(testdataDir, "models", name+".gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := gguf.NewBuilder()
+	for _, e := range f.KVs {
+		if kv != nil && !kv(&e) {
+			continue
+		}
+		if err := b.AddKV(e.Key, e.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ti := range f.Tensors {
+		if tensor != nil && !tensor(&ti) {
+			continue
+		}
+		if err := b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := gguf.WriteFile(path, b); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadErrors(t *testing.T) {
+	q81 := make([]byte, 256/32*36*256) // a [256 256] Q8_1 tensor
+	cases := []struct {
+		name   string
+		kv     func(*gguf.KV) bool
+		tensor func(*gguf.Tensor) bool
+		want   string
+	}{
+		{"unsupported architecture", func(e *gguf.KV) bool {
+			if e.Key == "general.architecture" {
+				e.Value = "mamba"
+			}
+			return true
+		}, nil, `unsupported architecture "mamba"`},
+		{"missing hyper-parameter", func(e *gguf.KV) bool { return e.Key != "llama.block_count" }, nil, `"llama.block_count": key not found`},
+		{"heads not a multiple of kv heads", func(e *gguf.KV) bool {
+			if e.Key == "llama.attention.head_count_kv" {
+				e.Value = uint32(3)
+			}
+			return true
+		}, nil, "4 query heads are not a multiple of 3 key/value heads"},
+		{"missing tensor", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.2.ffn_up.weight" }, `tensor "blk.2.ffn_up.weight" is missing`},
+		{"wrong shape", nil, func(ti *gguf.Tensor) bool {
+			if ti.Name == "blk.0.attn_k.weight" {
+				ti.Dims = []uint64{128, 256}
+			}
+			return true
+		}, `tensor "blk.0.attn_k.weight" has shape [128 256], want [256 128]`},
+		{"unsupported tensor type", nil, func(ti *gguf.Tensor) bool {
+			if ti.Name == "blk.1.attn_q.weight" {
+				ti.Type, ti.Data = kernels.Q8_1, q81
+			}
+			return true
+		}, `tensor "blk.1.attn_q.weight" has unsupported type Q8_1`},
+		{"unsupported rope scaling", func(e *gguf.KV) bool {
+			if e.Key == "llama.rope.freq_base" {
+				e.Key, e.Value = "llama.rope.scaling.type", "yarn"
+			}
+			return true
+		}, nil, `unsupported rope scaling "yarn"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := rewrite(t, "tiny-f32", c.kv, c.tensor)
+			m, err := Load(path)
+			if err == nil {
+				m.Close()
+				t.Fatalf("loaded; want error %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q lacks %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestRewriteLoads checks the rewrite helper itself: an unchanged copy loads
+// and gives the original's logits.
+func TestRewriteLoads(t *testing.T) {
+	m, err := Load(rewrite(t, "tiny-q4_0", nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	orig := loadTestModel(t, "tiny-q4_0")
+	a, _ := m.NewState(8, 1)
+	b, _ := orig.NewState(8, 1)
+	defer a.Close()
+	defer b.Close()
+	la, _ := a.Forward(1, true)
+	lb, _ := b.Forward(1, true)
+	for i := range la {
+		if la[i] != lb[i] {
+			t.Fatalf("logit %d: %v vs %v", i, la[i], lb[i])
+		}
+	}
+}
+
+func TestForwardErrors(t *testing.T) {
+	m := loadTestModel(t, "stories260K")
+	s, err := m.NewState(2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Forward(512, true); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("token 512: %v", err)
+	}
+	if _, err := s.Forward(-1, true); err == nil {
+		t.Fatal("token -1 accepted")
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := s.Forward(1, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Forward(1, true); err == nil || !strings.Contains(err.Error(), "context full (2 tokens)") {
+		t.Fatalf("third token in a context of 2: %v", err)
+	}
+}
