@@ -1,0 +1,141 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+
+	"github.com/edgellm/edgellm/mqtt"
+)
+
+// Engine is what the daemon's worker needs from the inference engine: one
+// loaded model that answers one job at a time. The worker calls it from a
+// single goroutine; an adapter over the inference package implements it.
+type Engine interface {
+	// Model describes the loaded model.
+	Model() ModelInfo
+	// Run answers one job: it renders the prompt (chat template), fits it in
+	// the context (trimming a conversation by the documented rule and
+	// counting the dropped tokens in Outcome.Usage), generates, and streams
+	// text through job.OnText. When ctx is done it stops and returns the
+	// partial Outcome with FinishCancelled or FinishTimeout and ctx's error.
+	// A prompt that cannot fit returns an error wrapping ErrPromptTooLong.
+	Run(ctx context.Context, job Job) (Outcome, error)
+	// Close releases the model.
+	Close() error
+}
+
+// LoadOptions is what loading a model needs from the configuration.
+type LoadOptions struct {
+	Path         string // model.path
+	Context      int    // model.context
+	Threads      int    // model.threads (resolved, ≥ 1)
+	ChatTemplate string // model.chat_template ("" = the model's own)
+}
+
+// Loader loads a model; the daemon calls it at start and when SIGHUP changes
+// model.path.
+type Loader func(ctx context.Context, opts LoadOptions) (Engine, error)
+
+// ModelInfo describes a loaded model, for the memory plan, the status and
+// Home Assistant discovery.
+type ModelInfo struct {
+	Name         string // the model's name (GGUF general.name, else the file name)
+	Path         string // the file it was loaded from
+	FileBytes    uint64 // the file's size (memory-mapped)
+	Layers       int    // transformer blocks
+	KVDim        int    // key/value width per layer and position
+	ContextTrain int    // context length the model was trained with
+}
+
+// KVBytesPerToken is the model's FP16 KV cache size per token.
+func (m ModelInfo) KVBytesPerToken() uint64 { return KVBytesPerToken(m.Layers, m.KVDim) }
+
+// ErrPromptTooLong is wrapped by Engine.Run when a prompt cannot fit in the
+// context even after trimming; the answer's error code is too_long.
+var ErrPromptTooLong = errors.New("the prompt does not fit in the context")
+
+// Sampling is a job's resolved sampling parameters.
+type Sampling struct {
+	Temperature   float64
+	TopP          float64
+	TopK          int
+	MinP          float64
+	RepeatPenalty float64
+	Seed          uint64 // resolved: a random one when the request and config say -1
+}
+
+// Job is one request ready to run: every default resolved.
+type Job struct {
+	ID           string
+	Prompt       string             // set for a single prompt…
+	Messages     []mqtt.ChatMessage // …or a conversation
+	System       string             // system prompt ("" = none)
+	ChatTemplate string             // override for this job ("" = the engine's)
+	MaxTokens    int                // ≥ 1
+	Sampling     Sampling
+	Stop         []string
+	JSON         bool               // answer with JSON
+	Schema       json.RawMessage    // JSON Schema the answer follows (implies JSON)
+	Tools        []mqtt.Tool        // functions the model may call
+	ToolChoice   *mqtt.ToolChoice   // nil = auto
+	OnText       func(string) error // receives the answer as it is generated; an error stops the job
+	Progress     func()             // called per prefill chunk and per token (the watchdog heartbeat)
+}
+
+// Outcome is what a job produced.
+type Outcome struct {
+	Text         string
+	FinishReason string // one of mqtt's Finish constants
+	Usage        mqtt.Usage
+	Timings      mqtt.Timings
+	ToolCalls    []mqtt.ToolCall
+}
+
+// NewJob resolves a parsed request against the configuration: request
+// fields win, unset ones take the sampling defaults, max_tokens defaults to
+// limits.max_tokens, and a seed of -1 becomes a random one.
+func NewJob(req *mqtt.Request, cfg *Config) Job {
+	s := cfg.Sampling
+	j := Job{
+		ID:           req.ID,
+		Prompt:       req.Prompt,
+		Messages:     req.Messages,
+		System:       req.System,
+		ChatTemplate: req.ChatTemplate,
+		MaxTokens:    cfg.Limits.MaxTokens,
+		Stop:         req.Stop,
+		JSON:         req.JSON || req.Schema != nil,
+		Schema:       req.Schema,
+		Tools:        req.Tools,
+		ToolChoice:   req.ToolChoice,
+		Sampling: Sampling{
+			Temperature:   pick(req.Temperature, s.Temperature),
+			TopP:          pick(req.TopP, s.TopP),
+			TopK:          pick(req.TopK, s.TopK),
+			MinP:          pick(req.MinP, s.MinP),
+			RepeatPenalty: s.RepeatPenalty,
+		},
+	}
+	if req.MaxTokens != nil {
+		j.MaxTokens = *req.MaxTokens
+	}
+	seed := pick(req.Seed, s.Seed)
+	if seed < 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+		j.Sampling.Seed = binary.LittleEndian.Uint64(b[:])
+	} else {
+		j.Sampling.Seed = uint64(seed)
+	}
+	return j
+}
+
+func pick[T any](v *T, def T) T {
+	if v != nil {
+		return *v
+	}
+	return def
+}

@@ -1,0 +1,448 @@
+package daemon
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// System locates the kernel's pseudo-files. The zero value reads the real
+// /proc and /sys; tests point the roots at fake trees.
+type System struct {
+	// ProcRoot replaces /proc ("" = "/proc").
+	ProcRoot string
+	// SysFSRoot replaces /sys ("" = "/sys").
+	SysFSRoot string
+}
+
+func (s System) proc(rel string) string {
+	root := s.ProcRoot
+	if root == "" {
+		root = "/proc"
+	}
+	return filepath.Join(root, rel)
+}
+
+// sys maps an absolute path under /sys (as found in mountinfo) to SysFSRoot.
+// Paths outside /sys are returned unchanged.
+func (s System) sys(abs string) string {
+	root := s.SysFSRoot
+	if root == "" {
+		root = "/sys"
+	}
+	if abs == "/sys" || strings.HasPrefix(abs, "/sys/") {
+		return filepath.Join(root, strings.TrimPrefix(abs, "/sys"))
+	}
+	return abs
+}
+
+// unlimitedV1 is the threshold at or above which a cgroup v1
+// memory.limit_in_bytes means "no limit" (the kernel reports LONG_MAX rounded
+// down to a page).
+const unlimitedV1 = 1 << 60
+
+// MemoryBudget is how much memory the daemon may use and where that number
+// came from.
+type MemoryBudget struct {
+	// Limit is the budget in bytes: the tightest cgroup limit (memory.max or
+	// memory.high on cgroup v2, memory.limit_in_bytes on v1, of our cgroup or
+	// any ancestor) capped at MemTotal, or MemAvailable when no cgroup limits
+	// us.
+	Limit uint64
+	// Source says where Limit came from, e.g.
+	// "cgroup v2 memory.max of /sys/fs/cgroup/system.slice/edgellm.service".
+	Source string
+	// Available is MemAvailable from /proc/meminfo at the time of reading, or
+	// 0 when unknown. It can be lower than Limit when other programs use the
+	// memory the cgroup would allow us.
+	Available uint64
+}
+
+// MemoryBudget reads the cgroup memory limit of this process (cgroup v2, v1
+// or a hybrid of both) and falls back to MemAvailable from /proc/meminfo.
+func (s System) MemoryBudget() (MemoryBudget, error) {
+	total, avail, memErr := s.meminfo()
+	var b MemoryBudget
+	if memErr == nil {
+		b.Available = avail
+	}
+	limit, source, err := s.cgroupLimit()
+	if err != nil {
+		return MemoryBudget{}, err
+	}
+	if limit > 0 {
+		b.Limit, b.Source = limit, source
+		if memErr == nil && total > 0 && total < limit {
+			b.Limit = total
+			b.Source = fmt.Sprintf("MemTotal in %s (below the %s of %s)", s.proc("meminfo"), source, formatMiB(limit))
+		}
+		return b, nil
+	}
+	if memErr != nil {
+		return MemoryBudget{}, fmt.Errorf("daemon: memory: no cgroup memory limit and %w", memErr)
+	}
+	if avail == 0 {
+		return MemoryBudget{}, fmt.Errorf("daemon: memory: no cgroup memory limit and no MemAvailable in %s", s.proc("meminfo"))
+	}
+	b.Limit, b.Source = avail, "MemAvailable in "+s.proc("meminfo")
+	return b, nil
+}
+
+// meminfo returns MemTotal and MemAvailable in bytes.
+func (s System) meminfo() (total, avail uint64, err error) {
+	f, err := os.Open(s.proc("meminfo"))
+	if err != nil {
+		return 0, 0, fmt.Errorf("cannot read meminfo: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (name != "MemTotal" && name != "MemAvailable") {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, perr := strconv.ParseUint(fields[0], 10, 64)
+		if perr != nil {
+			return 0, 0, fmt.Errorf("%s: bad %s value %q", s.proc("meminfo"), name, fields[0])
+		}
+		if len(fields) > 1 && fields[1] == "kB" {
+			v *= 1024
+		}
+		if name == "MemTotal" {
+			total = v
+		} else {
+			avail = v
+		}
+	}
+	return total, avail, sc.Err()
+}
+
+// cgroupMount is where a cgroup hierarchy is mounted: Root is the cgroup path
+// shown at MountPoint (not "/" inside some containers).
+type cgroupMount struct {
+	Root, MountPoint string
+}
+
+// cgroupLimit returns the tightest memory limit that applies to this process,
+// or 0 when none does.
+func (s System) cgroupLimit() (uint64, string, error) {
+	data, err := os.ReadFile(s.proc("self/cgroup"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, "", nil // no cgroups (or no /proc): no limit from them
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("daemon: memory: %w", err)
+	}
+	var v2Path, v1Path string
+	var haveV2, haveV1 bool
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[0] == "0" && parts[1] == "" {
+			v2Path, haveV2 = parts[2], true
+			continue
+		}
+		for _, ctrl := range strings.Split(parts[1], ",") {
+			if ctrl == "memory" {
+				v1Path, haveV1 = parts[2], true
+			}
+		}
+	}
+	v2Mount, v1Mount := s.cgroupMounts()
+
+	var best uint64
+	var bestSource string
+	consider := func(v uint64, source string) {
+		if v > 0 && (best == 0 || v < best) {
+			best, bestSource = v, source
+		}
+	}
+	// Hybrid layouts have both lines; memory is then a v1 controller and the
+	// unified tree holds no memory.* files, so looking at both is safe.
+	if haveV1 {
+		if v1Mount.MountPoint == "" {
+			v1Mount = cgroupMount{Root: "/", MountPoint: "/sys/fs/cgroup/memory"}
+		}
+		for _, dir := range ancestry(s.sys(v1Mount.MountPoint), v1Mount.Root, v1Path) {
+			v, ok, err := readLimit(filepath.Join(dir, "memory.limit_in_bytes"))
+			if err != nil {
+				return 0, "", err
+			}
+			if ok && v < unlimitedV1 {
+				consider(v, "cgroup v1 memory.limit_in_bytes of "+dir)
+			}
+		}
+	}
+	if haveV2 {
+		if v2Mount.MountPoint == "" {
+			v2Mount = s.defaultV2Mount()
+		}
+		for _, dir := range ancestry(s.sys(v2Mount.MountPoint), v2Mount.Root, v2Path) {
+			for _, name := range []string{"memory.max", "memory.high"} {
+				v, ok, err := readLimit(filepath.Join(dir, name))
+				if err != nil {
+					return 0, "", err
+				}
+				if ok {
+					consider(v, "cgroup v2 "+name+" of "+dir)
+				}
+			}
+		}
+	}
+	return best, bestSource, nil
+}
+
+// defaultV2Mount guesses the unified mount when mountinfo is unavailable:
+// /sys/fs/cgroup on a pure v2 system, /sys/fs/cgroup/unified on a hybrid one.
+func (s System) defaultV2Mount() cgroupMount {
+	if _, err := os.Stat(s.sys("/sys/fs/cgroup/cgroup.controllers")); err == nil {
+		return cgroupMount{Root: "/", MountPoint: "/sys/fs/cgroup"}
+	}
+	return cgroupMount{Root: "/", MountPoint: "/sys/fs/cgroup/unified"}
+}
+
+// cgroupMounts reads /proc/self/mountinfo for the cgroup2 mount and the v1
+// mount carrying the memory controller. Missing entries are left empty.
+func (s System) cgroupMounts() (v2, v1 cgroupMount) {
+	data, err := os.ReadFile(s.proc("self/mountinfo"))
+	if err != nil {
+		return v2, v1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		// id parent major:minor root mountpoint options [optional…] - fstype source superoptions
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 1 {
+			continue
+		}
+		m := cgroupMount{Root: unescapeMount(f[3]), MountPoint: unescapeMount(f[4])}
+		switch g[0] {
+		case "cgroup2":
+			if v2.MountPoint == "" {
+				v2 = m
+			}
+		case "cgroup":
+			if len(g) >= 3 && v1.MountPoint == "" {
+				for _, opt := range strings.Split(g[2], ",") {
+					if opt == "memory" {
+						v1 = m
+					}
+				}
+			}
+		}
+	}
+	return v2, v1
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for space, …).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ancestry lists the directories of cgroup path cg (as in /proc/self/cgroup)
+// under a mount whose root is root, from cg itself up to the mount point.
+// A path outside the mount's root (a container's view) maps to the mount
+// point itself.
+func ancestry(mountPoint, root, cg string) []string {
+	rel := cg
+	if root != "/" && root != "" {
+		if r, ok := strings.CutPrefix(cg, root); ok && (r == "" || strings.HasPrefix(r, "/")) {
+			rel = r
+		} else {
+			rel = "/"
+		}
+	}
+	rel = filepath.Clean("/" + rel)
+	if strings.Contains(rel, "..") {
+		rel = "/"
+	}
+	var dirs []string
+	for {
+		dirs = append(dirs, filepath.Join(mountPoint, rel))
+		if rel == "/" {
+			return dirs
+		}
+		rel = filepath.Dir(rel)
+	}
+}
+
+// readLimit reads a cgroup limit file: a byte count or "max". ok is false
+// when the file does not exist or says "max".
+func readLimit(path string) (v uint64, ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("daemon: memory: %w", err)
+	}
+	text := strings.TrimSpace(string(data))
+	if text == "max" {
+		return 0, false, nil
+	}
+	v, err = strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("daemon: memory: %s: not a byte count: %q", path, text)
+	}
+	return v, true, nil
+}
+
+// MemoryUsed returns this process's resident set size (VmRSS), which
+// includes the pages of the memory-mapped model that are in memory.
+func (s System) MemoryUsed() (uint64, error) {
+	path := s.proc("self/status")
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("daemon: memory: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			break
+		}
+		kb, err := strconv.ParseUint(fields[0], 10, 64)
+		if err != nil {
+			break
+		}
+		return kb * 1024, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("daemon: memory: %s: %w", path, err)
+	}
+	return 0, fmt.Errorf("daemon: memory: %s: no VmRSS line in kB", path)
+}
+
+// KVBytesPerToken is the size of one token's KV cache entry with FP16
+// storage: layers × kvDim, for K and for V, at 2 bytes each.
+func KVBytesPerToken(layers, kvDim int) uint64 {
+	if layers <= 0 || kvDim <= 0 {
+		return 0
+	}
+	return uint64(layers) * uint64(kvDim) * 2 * 2
+}
+
+// PlanInput is what Plan needs to know.
+type PlanInput struct {
+	// Budget is the memory budget in bytes (MemoryBudget.Limit).
+	Budget uint64
+	// ModelBytes is the size of the model file, which is memory-mapped.
+	ModelBytes uint64
+	// Context is the configured context length in tokens.
+	Context int
+	// KVBytesPerToken is one token's KV cache size (see KVBytesPerToken).
+	KVBytesPerToken uint64
+	// Overhead is the fixed memory besides model and KV cache: the Go
+	// runtime, activations, scratch buffers, the MQTT client.
+	Overhead uint64
+}
+
+// MemoryPlan is how the daemon will use its memory budget.
+type MemoryPlan struct {
+	// Budget, KVBytes, Overhead and ModelBytes restate the inputs; KVBytes is
+	// Context × KVBytesPerToken.
+	Budget, KVBytes, Overhead, ModelBytes uint64
+	// HeapLimit is the soft limit for debug.SetMemoryLimit: the budget minus
+	// the model's pages when the model fits, otherwise just the KV cache and
+	// overhead (the model then shares what is left as page cache).
+	HeapLimit int64
+	// ModelResident is true when the model file fits beside the KV cache and
+	// overhead, so it stays in memory once read.
+	ModelResident bool
+	// Warning is set when the model does not fit and will page from disk.
+	Warning string
+	// MaxContext is the largest context whose KV cache fits the budget.
+	MaxContext int
+}
+
+// MiB is a mebibyte.
+const MiB = 1 << 20
+
+// Plan divides the budget between the KV cache, the fixed overhead and the
+// memory-mapped model. The KV cache and overhead must fit (an error says by
+// how much they do not, and which context would); the model may not fit, in
+// which case it pages from disk and the plan carries a warning.
+func Plan(in PlanInput) (MemoryPlan, error) {
+	if in.Budget == 0 {
+		return MemoryPlan{}, errors.New("daemon: memory: the memory budget is 0")
+	}
+	if in.Context <= 0 || in.KVBytesPerToken == 0 {
+		return MemoryPlan{}, fmt.Errorf("daemon: memory: need a positive context and KV size per token, got %d and %d", in.Context, in.KVBytesPerToken)
+	}
+	p := MemoryPlan{
+		Budget:     in.Budget,
+		Overhead:   in.Overhead,
+		ModelBytes: in.ModelBytes,
+		KVBytes:    uint64(in.Context) * in.KVBytesPerToken,
+	}
+	if in.Overhead >= in.Budget {
+		return p, fmt.Errorf("daemon: memory: the fixed overhead of %s leaves nothing of the %s budget for the KV cache",
+			formatMiB(in.Overhead), formatMiB(in.Budget))
+	}
+	left := in.Budget - in.Overhead
+	p.MaxContext = int(min(left/in.KVBytesPerToken, math.MaxInt32))
+	if p.KVBytes > left {
+		return p, fmt.Errorf("daemon: memory: context %d needs %s of KV cache, budget leaves %s (budget %s minus %s overhead); "+
+			"the largest context that fits is %d: lower model.context or raise the memory limit",
+			in.Context, formatMiB(p.KVBytes), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxContext)
+	}
+	rest := left - p.KVBytes
+	p.ModelResident = in.ModelBytes <= rest
+	if p.ModelResident {
+		p.HeapLimit = clampInt64(in.Budget - in.ModelBytes)
+	} else {
+		p.HeapLimit = clampInt64(p.KVBytes + in.Overhead)
+		p.Warning = fmt.Sprintf("the model file (%s) is larger than the %s the budget leaves beside the KV cache and overhead; "+
+			"it will page from disk and generation will be slow", formatMiB(in.ModelBytes), formatMiB(rest))
+	}
+	return p, nil
+}
+
+func clampInt64(v uint64) int64 {
+	if v > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// formatMiB formats a byte count in MiB: "88 MiB", or "87.5 MiB" (rounded
+// down to a tenth) when not whole.
+func formatMiB(b uint64) string {
+	if b%MiB == 0 {
+		return fmt.Sprintf("%d MiB", b/MiB)
+	}
+	return fmt.Sprintf("%.1f MiB", math.Floor(float64(b)/MiB*10)/10)
+}

@@ -1,0 +1,142 @@
+package mqtt
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// Error codes of a final answer's error.code.
+const (
+	CodeBadRequest = "bad_request" // the request is malformed or out of range
+	CodeBusy       = "busy"        // the queue is full; try again later
+	CodeTooLong    = "too_long"    // the payload or prompt does not fit
+	CodeCancelled  = "cancelled"   // a cancel message stopped the job
+	CodeTimeout    = "timeout"     // the job passed queue.job_timeout
+	CodeInternal   = "internal"    // the daemon failed; see its log
+)
+
+// Final answer statuses.
+const (
+	StatusOK    = "ok"
+	StatusError = "error"
+)
+
+// Finish reasons of a final answer.
+const (
+	FinishStop      = "stop"       // end of text or a stop sequence
+	FinishLength    = "length"     // max_tokens reached
+	FinishToolCalls = "tool_calls" // the model called tools
+	FinishCancelled = "cancelled"  // cancelled
+	FinishTimeout   = "timeout"    // deadline passed
+	FinishError     = "error"      // any other error
+)
+
+// StreamChunk is one piece of a streamed answer on Topics.Stream(id), QoS 0.
+// Seq counts from 0; chunks may be lost but never reordered by the daemon.
+type StreamChunk struct {
+	ID   string `json:"id"`   // the request id
+	Seq  int    `json:"seq"`  // 0, 1, 2, … within the request
+	Text string `json:"text"` // the text since the previous chunk
+}
+
+// Usage counts tokens. DroppedTokens is how many tokens of a conversation
+// were trimmed to fit the context (oldest turns first, the system message
+// kept).
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`            // tokens of the prompt as run
+	CompletionTokens int `json:"completion_tokens"`        // tokens generated
+	CachedTokens     int `json:"cached_tokens"`            // prompt tokens reused from the KV cache
+	DroppedTokens    int `json:"dropped_tokens,omitempty"` // conversation tokens trimmed to fit
+}
+
+// Timings measure a job: time to first token and the two phases' speeds.
+type Timings struct {
+	TTFTMs     float64 `json:"ttft_ms"`     // milliseconds from start to the first token
+	PrefillTPS float64 `json:"prefill_tps"` // prompt tokens per second
+	DecodeTPS  float64 `json:"decode_tps"`  // generated tokens per second
+}
+
+// ErrorBody is a final answer's error.
+type ErrorBody struct {
+	Code    string `json:"code"`    // one of the Code constants
+	Message string `json:"message"` // a human-readable explanation
+}
+
+// ToolCall is a call the model made; Arguments is a JSON object.
+type ToolCall struct {
+	ID        string          `json:"id,omitempty"` // names the call, for the tool message answering it
+	Name      string          `json:"name"`         // the function called
+	Arguments json.RawMessage `json:"arguments"`    // its arguments, a JSON object
+}
+
+// Final is the final answer on Topics.ResponseFor(id) or reply_to, QoS 1.
+type Final struct {
+	ID           string     `json:"id"`                      // the request id
+	Status       string     `json:"status"`                  // StatusOK or StatusError
+	Text         string     `json:"text"`                    // the answer (partial when cancelled)
+	FinishReason string     `json:"finish_reason,omitempty"` // one of the Finish constants
+	Usage        *Usage     `json:"usage,omitempty"`         // token counts, when the job ran
+	Timings      *Timings   `json:"timings,omitempty"`       // speeds, when the job ran
+	Error        *ErrorBody `json:"error,omitempty"`         // set when Status is StatusError
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`    // calls the model made
+}
+
+// ErrorFinal builds the final answer for a job that failed with err: the
+// code comes from a *RequestError, else it is code (CodeInternal when
+// empty). The finish reason follows the code.
+func ErrorFinal(id, code string, err error) Final {
+	msg := err.Error()
+	var re *RequestError
+	if errors.As(err, &re) {
+		code = re.Code
+	}
+	if code == "" {
+		code = CodeInternal
+	}
+	finish := FinishError
+	switch code {
+	case CodeCancelled:
+		finish = FinishCancelled
+	case CodeTimeout:
+		finish = FinishTimeout
+	}
+	return Final{ID: id, Status: StatusError, FinishReason: finish, Error: &ErrorBody{Code: code, Message: msg}}
+}
+
+// PlainText is the answer to a plain-text request: the text, or
+// "error: <code>: <message>".
+func (f *Final) PlainText() []byte {
+	if f.Status == StatusError && f.Error != nil {
+		return []byte("error: " + f.Error.Code + ": " + f.Error.Message)
+	}
+	return []byte(f.Text)
+}
+
+// Daemon states reported in Status.State.
+const (
+	StateStarting  = "starting"
+	StateLoading   = "loading"
+	StateIdle      = "idle"
+	StateBusy      = "busy"
+	StateReloading = "reloading"
+	StateStopping  = "stopping"
+)
+
+// Status is the retained JSON on Topics.Status().
+type Status struct {
+	State           string  `json:"state"`            // one of the State constants
+	Model           string  `json:"model"`            // the served model's name
+	Version         string  `json:"version"`          // edgellm's version
+	UptimeS         int64   `json:"uptime_s"`         // seconds since start
+	QueueDepth      int     `json:"queue_depth"`      // jobs waiting, not counting the running one
+	JobsOK          uint64  `json:"jobs_ok"`          // jobs answered with status ok
+	JobsFailed      uint64  `json:"jobs_failed"`      // jobs answered with status error
+	TokensGenerated uint64  `json:"tokens_generated"` // tokens generated since start
+	DecodeTPS       float64 `json:"decode_tps"`       // recent decoding speed, tokens per second
+	MemoryUsed      uint64  `json:"memory_used"`      // resident memory in bytes
+	MemoryLimit     uint64  `json:"memory_limit"`     // the memory budget in bytes
+	// CPUTempC and Throttled are omitted where the board does not expose
+	// them (thermal zones; the Raspberry Pi firmware's throttled flags).
+	CPUTempC  *float64 `json:"cpu_temp_c,omitempty"` // CPU temperature in °C
+	Throttled *bool    `json:"throttled,omitempty"`  // the firmware reports throttling or under-voltage now
+}
