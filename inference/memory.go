@@ -68,7 +68,6 @@ func procKB(path, key string) int64 {
 	return 0
 }
 
-
 // Estimate is the memory a model needs at a given context, in bytes.
 type Estimate struct {
 	Weights int64 // tensor data, mapped from the file

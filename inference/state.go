@@ -49,25 +49,25 @@ type State struct {
 // once however many matrices multiply it.
 type input struct {
 	x     []float32
-	acts  [4]kernels.Activation
-	valid [4]bool
+	acts  [len(activationKinds)]kernels.Activation
+	valid [len(activationKinds)]bool
 }
 
+// activationKinds are the formats a matmul input can be quantized to.
+var activationKinds = [...]kernels.Type{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q8_1, kernels.Q8_K}
+
 func kindSlot(kind kernels.Type) int {
-	switch kind {
-	case kernels.Q8_0:
-		return 1
-	case kernels.Q8_1:
-		return 2
-	case kernels.Q8_K:
-		return 3
+	for i, k := range activationKinds {
+		if k == kind {
+			return i
+		}
 	}
-	return 0
+	panic("inference: unknown activation kind " + kind.String())
 }
 
 func (in *input) set(x []float32) {
 	in.x = x
-	in.valid = [4]bool{}
+	in.valid = [len(activationKinds)]bool{}
 }
 
 func (in *input) act(kind kernels.Type) *kernels.Activation {
@@ -110,9 +110,9 @@ func (m *Model) NewState(ctx, threads int) (*State, error) {
 	// Grow the activation buffers to their largest size now, so that the
 	// token loop never allocates.
 	for _, n := range []int{c.NEmbd, c.NHead * c.HeadDim, c.NFF} {
-		for _, kind := range []kernels.Type{kernels.F32, kernels.Q8_0, kernels.Q8_1, kernels.Q8_K} {
-			if n%kind.BlockSize() == 0 || kind == kernels.F32 {
-				s.in.acts[kindSlot(kind)].Reset(kind, n)
+		for i, kind := range activationKinds {
+			if n%kind.BlockSize() == 0 {
+				s.in.acts[i].Reset(kind, n)
 			}
 		}
 	}

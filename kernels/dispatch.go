@@ -44,6 +44,13 @@ func QuantizeActivation(a *Activation, kind Type, x []float32) {
 	switch kind {
 	case F32:
 		copy(a.F, x)
+	case F16, BF16:
+		// The reference converts the activation to the weights' type before
+		// the dot (its vec_dot_type), rounding to nearest even; on x86 with
+		// AVX512-BF16, which produced our conformance data, the BF16
+		// conversion also flushes subnormals to zero, which is not reproduced
+		// (values below 2^-126 do not occur in practice).
+		quantizeFloat(x, a)
 	case Q8_0:
 		quantizeQ8_0(x, a)
 	case Q8_1:

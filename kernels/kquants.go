@@ -19,14 +19,25 @@ import "encoding/binary"
 // The portable kernels in this file first unpack the quants of a whole
 // super-block into a [QKK]int8 in value order, then work sub-block by
 // sub-block. The dot products multiply those quants with the Q8_K activation
-// quants in int32, weight each sub-block's integer sum by its integer scale,
-// and only convert to float once per super-block, as the reference does:
+// quants in int32 and weight each sub-block's integer sum by its integer scale;
+// the minimums are applied once per sub-block through the Q8_K bsums (the sums
+// of the activation quants of each 16 values):
 //
-//	sum += (d_w·d_a)·Σ_s scale[s]·Σ q_w·q_a  −  (dmin_w·d_a)·Σ_s min[s]·bsum[s]
+//	Σ_s [ (d_w·d_a)·scale[s]·Σ q_w·q_a  −  (dmin_w·d_a)·min[s]·bsum[s] ]
 //
-// where bsum[s] is the sum of the activation quants of sub-block s, taken from
-// the Q8_K bsums. Every product that is added to something is rounded to float32
-// explicitly, so results are bit-identical on every GOARCH (see float.go).
+// The float32 operations follow the reference implementation's x86 AVX2 kernels
+// (ggml_vec_dot_*_K_q8_K), which produced our conformance data, so that results
+// match it bit for bit (a last-bit difference can flip the rounding of an 8-bit
+// quant of the next matmul's activation). Those kernels keep eight integer lanes
+// per super-block: lane t sums, over every run of 32 values, the products of
+// values 4t…4t+3 of the run times their sub-block's scale (see kLanes). Each lane
+// is then scaled by d_w·d_a and accumulated across super-blocks with a fused
+// multiply-add, and the lanes are added pairwise at the end (hsum8). The
+// minimums are accumulated per type as the reference does: in the same lanes
+// (Q2_K), in four lanes of their own (Q4_K) or in one float (Q5_K), with fused
+// multiply-adds. Every other product that is added to something is rounded to
+// float32 explicitly, so results are bit-identical on every GOARCH (see
+// float.go).
 
 // Q2_K block layout (84 bytes).
 const (
@@ -285,25 +296,64 @@ func dequantSub(y []float32, q []int8, dl, ml float32) {
 // ---------------------------------------------------------------------------
 // Fused dot products with a Q8_K activation
 
+// kLanes sets l to the integer sums of one super-block in the reference's eight
+// lanes: lane t = Σ_c sc[sub(32c+4t)]·Σ_{j=32c+4t}^{32c+4t+3} q[j]·qa[j] over the
+// eight runs c of 32 values, where sc holds the scale of each 16 values (runs
+// of 32 values with one scale repeat it). This is the grouping of the
+// reference's AVX2 multiply-add instructions; the sums are exact.
+func kLanes(q, qa *[QKK]int8, sc *[16]int32, l *[8]int32) {
+	*l = [8]int32{}
+	for c := range 8 {
+		x := (*[32]int8)(q[32*c:])
+		y := (*[32]int8)(qa[32*c:])
+		for t := range l {
+			j := 4 * t
+			p := int32(x[j])*int32(y[j]) + int32(x[j+1])*int32(y[j+1]) +
+				int32(x[j+2])*int32(y[j+2]) + int32(x[j+3])*int32(y[j+3])
+			l[t] += sc[2*c+t/4] * p
+		}
+	}
+}
+
+// scales16K4 spreads the 8 scales of a Q4_K/Q5_K super-block (one per 32 values)
+// over the 16 runs of 16 values that kLanes expects.
+func scales16K4(scales *[8]uint8, sc *[16]int32) {
+	for s, v := range scales {
+		sc[2*s], sc[2*s+1] = int32(v), int32(v)
+	}
+}
+
 // dotQ2_K returns the dot product of the Q2_K row w with the Q8_K activation a.
+// As in the reference, each lane first accumulates its share of the minimums,
+// Σ min·bsum over the 16-value runs 2t and 2t+1, then its share of the scaled
+// quants.
 func dotQ2_K(w []byte, a *Activation) float32 {
 	var (
 		q   [QKK]int8
-		sum float32
+		sc  [16]int32
+		acc [8]float32
+		l   [8]int32
 	)
 	for i := range a.N / QKK {
 		b := w[i*q2KBytes : (i+1)*q2KBytes]
-		qa := (*[QKK]int8)(a.Qs[i*QKK:])
 		bsums := (*[16]int16)(a.BSums[i*16:])
+		scales := (*[16]byte)(b[q2KScales:])
 		unpackQ2_K(b[q2KQs:], &q)
-		var isum, msum int32
-		for s, sc := range b[q2KScales : q2KScales+16] {
-			isum += int32(sc&0xF) * dot16((*[16]int8)(q[16*s:]), (*[16]int8)(qa[16*s:]))
-			msum += int32(sc>>4) * int32(bsums[s])
+		d := float32(a.D[i] * halfAt(b, q2KD))
+		dmin := -float32(a.D[i] * halfAt(b, q2KDmin))
+		for t := range acc {
+			m := int32(scales[2*t]>>4)*int32(bsums[2*t]) + int32(scales[2*t+1]>>4)*int32(bsums[2*t+1])
+			acc[t] = fma32(dmin, float32(m), acc[t])
 		}
-		sum += superBlockSum(a.D[i], halfAt(b, q2KD), halfAt(b, q2KDmin), isum, msum)
+		for s, v := range scales {
+			sc[s] = int32(v & 0xF)
+		}
+		kLanes(&q, (*[QKK]int8)(a.Qs[i*QKK:]), &sc, &l)
+		for t := range acc {
+			acc[t] = fma32(d, float32(l[t]), acc[t])
+		}
 	}
-	return sum
+	return hsum8(&acc)
 }
 
 // dotQ3_K returns the dot product of the Q3_K row w with the Q8_K activation a.
@@ -311,102 +361,111 @@ func dotQ3_K(w []byte, a *Activation) float32 {
 	var (
 		q      [QKK]int8
 		scales [16]int8
-		sum    float32
+		sc     [16]int32
+		acc    [8]float32
+		l      [8]int32
 	)
 	for i := range a.N / QKK {
 		b := w[i*q3KBytes : (i+1)*q3KBytes]
-		qa := (*[QKK]int8)(a.Qs[i*QKK:])
 		unpackQ3_K(b[q3KHmask:], b[q3KQs:], &q)
 		scalesQ3_K(b[q3KScales:], &scales)
-		var isum int32
-		for s, sc := range scales {
-			isum += int32(sc) * dot16((*[16]int8)(q[16*s:]), (*[16]int8)(qa[16*s:]))
+		for s, v := range scales {
+			sc[s] = int32(v)
 		}
-		sum += superBlockSum(a.D[i], halfAt(b, q3KD), 0, isum, 0)
+		kLanes(&q, (*[QKK]int8)(a.Qs[i*QKK:]), &sc, &l)
+		d := float32(a.D[i] * halfAt(b, q3KD))
+		for t := range acc {
+			acc[t] = fma32(d, float32(l[t]), acc[t])
+		}
 	}
-	return sum
+	return hsum8(&acc)
 }
 
 // dotQ4_K returns the dot product of the Q4_K row w with the Q8_K activation a.
+// The minimums go to four lanes of their own, lane k holding sub-blocks 2k and
+// 2k+1, added as (m0+m2)+(m1+m3) at the end.
 func dotQ4_K(w []byte, a *Activation) float32 {
 	var (
 		q            [QKK]int8
 		scales, mins [8]uint8
-		sum          float32
+		sc           [16]int32
+		acc          [8]float32
+		l            [8]int32
+		accm         [4]float32
 	)
 	for i := range a.N / QKK {
 		b := w[i*q4KBytes : (i+1)*q4KBytes]
+		bsums := (*[16]int16)(a.BSums[i*16:])
 		unpackQ4_K(b[q4KQs:], &q)
 		scalesMinsK4(b[q4KScales:], &scales, &mins)
-		isum, msum := dot32Sub(&q, (*[QKK]int8)(a.Qs[i*QKK:]), (*[16]int16)(a.BSums[i*16:]), &scales, &mins)
-		sum += superBlockSum(a.D[i], halfAt(b, q4KD), halfAt(b, q4KDmin), isum, msum)
+		d := float32(a.D[i] * halfAt(b, q4KD))
+		dmin := -float32(a.D[i] * halfAt(b, q4KDmin))
+		for k := range accm {
+			m := int32(mins[2*k])*(int32(bsums[4*k])+int32(bsums[4*k+1])) +
+				int32(mins[2*k+1])*(int32(bsums[4*k+2])+int32(bsums[4*k+3]))
+			accm[k] = fma32(dmin, float32(m), accm[k])
+		}
+		scales16K4(&scales, &sc)
+		kLanes(&q, (*[QKK]int8)(a.Qs[i*QKK:]), &sc, &l)
+		for t := range acc {
+			acc[t] = fma32(d, float32(l[t]), acc[t])
+		}
 	}
-	return sum
+	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
 }
 
 // dotQ5_K returns the dot product of the Q5_K row w with the Q8_K activation a.
+// The minimums of a super-block are summed in one integer and accumulated in
+// one float, added at the end.
 func dotQ5_K(w []byte, a *Activation) float32 {
 	var (
 		q            [QKK]int8
 		scales, mins [8]uint8
-		sum          float32
+		sc           [16]int32
+		acc          [8]float32
+		l            [8]int32
+		summs        float32
 	)
 	for i := range a.N / QKK {
 		b := w[i*q5KBytes : (i+1)*q5KBytes]
+		bsums := (*[16]int16)(a.BSums[i*16:])
 		unpackQ5_K(b[q5KQh:], b[q5KQs:], &q)
 		scalesMinsK4(b[q5KScales:], &scales, &mins)
-		isum, msum := dot32Sub(&q, (*[QKK]int8)(a.Qs[i*QKK:]), (*[16]int16)(a.BSums[i*16:]), &scales, &mins)
-		sum += superBlockSum(a.D[i], halfAt(b, q5KD), halfAt(b, q5KDmin), isum, msum)
+		d := float32(a.D[i] * halfAt(b, q5KD))
+		dmin := -float32(a.D[i] * halfAt(b, q5KDmin))
+		var m int32
+		for s, v := range mins {
+			m += int32(v) * (int32(bsums[2*s]) + int32(bsums[2*s+1]))
+		}
+		summs = fma32(dmin, float32(m), summs)
+		scales16K4(&scales, &sc)
+		kLanes(&q, (*[QKK]int8)(a.Qs[i*QKK:]), &sc, &l)
+		for t := range acc {
+			acc[t] = fma32(d, float32(l[t]), acc[t])
+		}
 	}
-	return sum
+	return hsum8(&acc) + summs
 }
 
 // dotQ6_K returns the dot product of the Q6_K row w with the Q8_K activation a.
 func dotQ6_K(w []byte, a *Activation) float32 {
 	var (
 		q   [QKK]int8
-		sum float32
+		sc  [16]int32
+		acc [8]float32
+		l   [8]int32
 	)
 	for i := range a.N / QKK {
 		b := w[i*q6KBytes : (i+1)*q6KBytes]
-		qa := (*[QKK]int8)(a.Qs[i*QKK:])
 		unpackQ6_K(b[q6KQl:], b[q6KQh:], &q)
-		var isum int32
-		for s, sc := range b[q6KScales : q6KScales+16] {
-			isum += int32(int8(sc)) * dot16((*[16]int8)(q[16*s:]), (*[16]int8)(qa[16*s:]))
+		for s, v := range b[q6KScales : q6KScales+16] {
+			sc[s] = int32(int8(v))
 		}
-		sum += superBlockSum(a.D[i], halfAt(b, q6KD), 0, isum, 0)
+		kLanes(&q, (*[QKK]int8)(a.Qs[i*QKK:]), &sc, &l)
+		d := float32(a.D[i] * halfAt(b, q6KD))
+		for t := range acc {
+			acc[t] = fma32(d, float32(l[t]), acc[t])
+		}
 	}
-	return sum
-}
-
-// dot32Sub returns, for the 32-value sub-blocks of Q4_K and Q5_K, the
-// scale-weighted integer dot product Σ_s scales[s]·Σ q·qa and the min-weighted
-// activation sum Σ_s mins[s]·(sum of the activation quants of sub-block s),
-// the latter from the two 16-value bsums of each sub-block.
-func dot32Sub(q, qa *[QKK]int8, bsums *[16]int16, scales, mins *[8]uint8) (isum, msum int32) {
-	for s := range 8 {
-		lo := dot16((*[16]int8)(q[32*s:]), (*[16]int8)(qa[32*s:]))
-		hi := dot16((*[16]int8)(q[32*s+16:]), (*[16]int8)(qa[32*s+16:]))
-		isum += int32(scales[s]) * (lo + hi)
-		msum += int32(mins[s]) * (int32(bsums[2*s]) + int32(bsums[2*s+1]))
-	}
-	return isum, msum
-}
-
-// dot16 returns Σ x[i]·y[i] in int32.
-func dot16(x, y *[16]int8) int32 {
-	var s int32
-	for i, v := range x {
-		s += int32(v) * int32(y[i])
-	}
-	return s
-}
-
-// superBlockSum converts the integer sums of one super-block to float:
-// (da·d)·isum − (da·dmin)·msum, with da the activation scale and d, dmin the
-// weight's super-block factors. Each product is rounded to float32 on its own.
-func superBlockSum(da, d, dmin float32, isum, msum int32) float32 {
-	dall, dm := da*d, da*dmin
-	return float32(dall*float32(isum)) - float32(dm*float32(msum))
+	return hsum8(&acc)
 }

@@ -330,6 +330,120 @@ func TestKQuantDotIntegerExact(t *testing.T) {
 	}
 }
 
+// refOrderKDot recomputes a K-quant dot in the float32 operation order of the
+// reference's x86 AVX2 kernels, with every fused multiply-add rounded once
+// (computed exactly with math/big). The integer weights are recovered by
+// dequantizing copies of the row with d = 1, dmin = 0 (giving scale·q per value)
+// and d = 0, dmin = 1 (giving −min per value). Per super-block:
+//
+//	lane t = Σ over runs c of 32 values of Σ_{j=4t}^{4t+3} (scale·q)[32c+j]·qa[32c+j]
+//	Q2_K:       acc[t] = fma(−d_a·dmin, min[2t]·bsum[2t] + min[2t+1]·bsum[2t+1], acc[t])
+//	all:        acc[t] = fma(d_a·d, lane t, acc[t])
+//	Q4_K:       accm[k] = fma(−d_a·dmin, Σ over sub-blocks 2k, 2k+1 of min·bsum, accm[k])
+//	Q5_K:       summs = fma(−d_a·dmin, Σ over all sub-blocks of min·bsum, summs)
+//
+// and at the end ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)), plus
+// (accm0+accm2)+(accm1+accm3) for Q4_K or summs for Q5_K.
+func refOrderKDot(typ Type, w []byte, a *Activation) float32 {
+	n, bb := a.N, typ.BlockBytes()
+	offs := kFactorOffsets[typ]
+	withFactors := func(d, dmin uint16) []float32 {
+		c := append([]byte(nil), w...)
+		for i := 0; i < len(c); i += bb {
+			putHalf(c, i+offs[0], d)
+			if offs[1] >= 0 {
+				putHalf(c, i+offs[1], dmin)
+			}
+		}
+		out := make([]float32, n)
+		DequantizeRow(typ, c, out)
+		return out
+	}
+	sq := withFactors(halfOne, 0)
+	var negMin []float32
+	if offs[1] >= 0 {
+		negMin = withFactors(0, halfOne)
+	}
+	var (
+		acc   [8]float32
+		accm  [4]float32
+		summs float32
+	)
+	for i := range n / QKK {
+		blk := w[i*bb : (i+1)*bb]
+		da := a.D[i]
+		d := da * FP16ToFP32(binary.LittleEndian.Uint16(blk[offs[0]:]))
+		var dmin float32
+		// minOf returns the min of the 16-value run r of the super-block and
+		// bsum its activation sum.
+		minOf := func(r int) int32 { return -int32(negMin[i*QKK+16*r]) }
+		bsum := func(r int) int32 { return int32(a.BSums[i*16+r]) }
+		if offs[1] >= 0 {
+			dmin = -(da * FP16ToFP32(binary.LittleEndian.Uint16(blk[offs[1]:])))
+		}
+		switch typ {
+		case Q2_K:
+			for t := range acc {
+				acc[t] = exactFMA32(dmin, float32(minOf(2*t)*bsum(2*t)+minOf(2*t+1)*bsum(2*t+1)), acc[t])
+			}
+		case Q4_K:
+			for k := range accm {
+				m := minOf(4*k)*(bsum(4*k)+bsum(4*k+1)) + minOf(4*k+2)*(bsum(4*k+2)+bsum(4*k+3))
+				accm[k] = exactFMA32(dmin, float32(m), accm[k])
+			}
+		case Q5_K:
+			var m int32
+			for s := range 8 {
+				m += minOf(2*s) * (bsum(2*s) + bsum(2*s+1))
+			}
+			summs = exactFMA32(dmin, float32(m), summs)
+		}
+		var lanes [8]int32
+		for j := range QKK {
+			lanes[j%32/4] += int32(sq[i*QKK+j]) * int32(a.Qs[i*QKK+j])
+		}
+		for t := range acc {
+			acc[t] = exactFMA32(d, float32(lanes[t]), acc[t])
+		}
+	}
+	sum := ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
+	switch typ {
+	case Q4_K:
+		sum += (accm[0] + accm[2]) + (accm[1] + accm[3])
+	case Q5_K:
+		sum += summs
+	}
+	return sum
+}
+
+// TestKQuantDotReferenceOrder requires bit-exact agreement with refOrderKDot, on
+// random rows and on rows whose activation follows the weights' signs, where
+// the integer lane sums are large and every rounding of the float operations
+// shows.
+func TestKQuantDotReferenceOrder(t *testing.T) {
+	var a Activation
+	for _, typ := range kTypes {
+		for _, n := range []int{256, 768, 4096, 8192} {
+			for seed := range uint64(16) {
+				rng := rand.New(rand.NewPCG(seed, uint64(n)*7+uint64(typ)))
+				w := randomKRow(rng, typ, n/QKK)
+				x := randomActivation(rng, n)
+				if seed%2 == 1 {
+					full := make([]float32, n)
+					DequantizeRow(typ, w, full)
+					for i := range x {
+						x[i] = float32(math.Copysign(0.5+rng.Float64(), float64(full[i])))
+					}
+				}
+				QuantizeActivation(&a, Q8_K, x)
+				if got, want := DotRow(typ, w, &a), refOrderKDot(typ, w, &a); got != want {
+					t.Fatalf("%v n=%d seed=%d: dot = %v, reference-order dot = %v", typ, n, seed, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestQuantizeQ8_K(t *testing.T) {
 	var a Activation
 	for seed := range uint64(20) {

@@ -19,10 +19,23 @@ import (
 // (0…31) from bit j of qh read as a little-endian uint32.
 //
 // The fused dots multiply a weight row with an activation quantized to Q8_0 (for
-// Q4_0, Q5_0, Q8_0) or Q8_1 (for Q4_1, Q5_1): per block an exact int32 sum of
-// products of the quants, then one float32 scaling per block, written in the same
-// order of float32 operations as the reference implementation (ggml's generic
-// vec_dot code), so that results match it bit for bit.
+// Q4_0, Q5_0, Q8_0) or Q8_1 (for Q4_1, Q5_1). They follow the float32 operations
+// of the reference implementation's x86 AVX2 kernels (ggml_vec_dot_*_q8_*), the
+// code that produced our conformance data, so that results match it bit for bit:
+// a block of 32 products is summed exactly in integers in eight lanes of four
+// consecutive values (lane t holds values 4t…4t+3), and each lane is scaled and
+// accumulated across blocks with a fused multiply-add,
+//
+//	acc[t] = fma(d_w·d_a, lane[t], acc[t])
+//
+// after which the eight lanes are added pairwise (hsum8); Q4_0 is the exception
+// (see dotQ4_0). The types with an offset (Q4_1, Q5_1) accumulate summs += m_w·s_a
+// over the blocks in one float32 and add it at the very end; the reference's
+// compiler turns that line into a fused multiply-add, but m_w and s_a are both
+// halves, so their product is exact in float32 and a plain addition rounds the
+// same. Matching the rounding of every operation matters beyond the last bit of
+// each dot: the outputs are quantized again for the next matmul, and a last-bit
+// difference can flip the rounding of an 8-bit quant.
 
 // Block sizes in bytes of the 32-value types.
 const (
@@ -199,8 +212,76 @@ func roundFP16(f float32) float32 { return FP16ToFP32(FP32ToFP16(f)) }
 // ---------------------------------------------------------------------------
 // Fused dots
 
+// The lane helpers below set l to the products of one block of weight quants and
+// activation quants y summed exactly in the reference's eight lanes: lane t is
+// Σ w[j]·y[j] for j = 4t…4t+3 (the grouping of its AVX2 multiply-add
+// instructions). Values j < 16 of the 4- and 5-bit types are the low nibbles of
+// qs[j], values j+16 the high nibbles.
+
+// nibbleLanes computes the lanes of a Q4_1 block with nibbles qs (quants 0…15).
+func nibbleLanes(qs *[16]byte, y *[QK]int8, l *[8]int32) {
+	for k := range 4 {
+		x := (*[4]byte)(qs[4*k:])
+		lo, hi := (*[4]int8)(y[4*k:]), (*[4]int8)(y[16+4*k:])
+		l[k] = int32(x[0]&15)*int32(lo[0]) + int32(x[1]&15)*int32(lo[1]) +
+			int32(x[2]&15)*int32(lo[2]) + int32(x[3]&15)*int32(lo[3])
+		l[k+4] = int32(x[0]>>4)*int32(hi[0]) + int32(x[1]>>4)*int32(hi[1]) +
+			int32(x[2]>>4)*int32(hi[2]) + int32(x[3]>>4)*int32(hi[3])
+	}
+}
+
+// q5Lanes computes the lanes of a Q5_0 or Q5_1 block with nibbles qs and fifth
+// bits qh, its quants taken minus off (16 for Q5_0, 0 for Q5_1).
+func q5Lanes(qs *[16]byte, qh uint32, off int32, y *[QK]int8, l *[8]int32) {
+	for k := range 4 {
+		x := (*[4]byte)(qs[4*k:])
+		lo, hi := (*[4]int8)(y[4*k:]), (*[4]int8)(y[16+4*k:])
+		h := qh >> (4 * k)
+		var sl, sh int32
+		for i, b := range x {
+			ql, qhi := q5Pair(b, h>>i)
+			sl += (ql - off) * int32(lo[i])
+			sh += (qhi - off) * int32(hi[i])
+		}
+		l[k], l[k+4] = sl, sh
+	}
+}
+
+// q8Lanes computes the lanes of a Q8_0 block with quants qs.
+func q8Lanes(qs *[QK]byte, y *[QK]int8, l *[8]int32) {
+	for t := range l {
+		x, z := (*[4]byte)(qs[4*t:]), (*[4]int8)(y[4*t:])
+		l[t] = int32(int8(x[0]))*int32(z[0]) + int32(int8(x[1]))*int32(z[1]) +
+			int32(int8(x[2]))*int32(z[2]) + int32(int8(x[3]))*int32(z[3])
+	}
+}
+
+// accumulateLanes adds the lane sums l scaled by d to acc, one fused
+// multiply-add per lane, as the reference's AVX2 kernels do.
+func accumulateLanes(acc *[8]float32, d float32, l *[8]int32) {
+	d64 := float64(d)
+	for t, v := range l {
+		// fma32(d, float32(v), acc[t]), with its fast path written out so
+		// that it is inlined. The product is exact in float64.
+		p := float64(d64 * float64(v))
+		s := float64(p + float64(acc[t]))
+		if fma32Fast(s) {
+			acc[t] = float32(s)
+		} else {
+			acc[t] = fma32Slow(p, float64(acc[t]), s)
+		}
+	}
+}
+
 // dotQ4_0 returns the dot product of a Q4_0 row with a Q8_0 activation.
-// Per block: sum += float32(sumi) * d_w * d_a.
+//
+// Unlike the other types it does not use the lanes: the reference's x86 build
+// repacks Q4_0 matrices whose row count is a multiple of 8 (practically all) into
+// interleaved blocks of eight rows, and its kernel for one activation row
+// (ggml_gemv_q4_0_8x8_q8_0) sums the 32 products of a block in one integer and
+// accumulates sum = fma(sumi, d_w·d_a, sum) block by block. (Matrices with
+// other row counts take the lane kernel there; a row's dot does not know the
+// matrix, so this follows the repacked kernel always.)
 func dotQ4_0(w []byte, a *Activation) float32 {
 	var sum float32
 	for b := range blocks(a.N) {
@@ -212,90 +293,59 @@ func dotQ4_0(w []byte, a *Activation) float32 {
 			sumi += (int32(q&0x0f) - 8) * int32(y[j])
 			sumi += (int32(q>>4) - 8) * int32(y[j+16])
 		}
-		sum += float32(float32(float32(sumi)*f16at(blk[:], 0)) * a.D[b])
+		sum = fma32(float32(sumi), float32(f16at(blk[:], 0)*a.D[b]), sum)
 	}
 	return sum
 }
 
 // dotQ4_1 returns the dot product of a Q4_1 row with a Q8_1 activation.
-// Per block: sum += (d_w*d_a)*sumi + m_w*s_a.
 func dotQ4_1(w []byte, a *Activation) float32 {
-	var sum float32
+	var acc [8]float32
+	var summs float32
 	for b := range blocks(a.N) {
 		blk := (*[q4_1Bytes]byte)(w[b*q4_1Bytes:])
-		qs := (*[16]byte)(blk[4:])
-		y := (*[QK]int8)(a.Qs[b*QK:])
-		var sumi int32
-		for j, q := range qs {
-			sumi += int32(q&0x0f) * int32(y[j])
-			sumi += int32(q>>4) * int32(y[j+16])
-		}
-		sum += offsetBlockDot(sumi, f16at(blk[:], 0), f16at(blk[:], 2), a.D[b], a.Sum[b])
+		var l [8]int32
+		nibbleLanes((*[16]byte)(blk[4:]), (*[QK]int8)(a.Qs[b*QK:]), &l)
+		accumulateLanes(&acc, float32(f16at(blk[:], 0)*a.D[b]), &l)
+		summs += float32(f16at(blk[:], 2) * a.Sum[b]) // exact product (see the top of the file)
 	}
-	return sum
+	return hsum8(&acc) + summs
 }
 
 // dotQ5_0 returns the dot product of a Q5_0 row with a Q8_0 activation.
-// Per block: sum += (d_w*d_a) * sumi.
 func dotQ5_0(w []byte, a *Activation) float32 {
-	var sum float32
+	var acc [8]float32
 	for b := range blocks(a.N) {
 		blk := (*[q5_0Bytes]byte)(w[b*q5_0Bytes:])
-		qh := binary.LittleEndian.Uint32(blk[2:])
-		qs := (*[16]byte)(blk[6:])
-		y := (*[QK]int8)(a.Qs[b*QK:])
-		var sumi int32
-		for j, q := range qs {
-			lo, hi := q5Pair(q, qh)
-			qh >>= 1
-			sumi += (lo - 16) * int32(y[j])
-			sumi += (hi - 16) * int32(y[j+16])
-		}
-		sum += float32(float32(f16at(blk[:], 0)*a.D[b]) * float32(sumi))
+		var l [8]int32
+		q5Lanes((*[16]byte)(blk[6:]), binary.LittleEndian.Uint32(blk[2:]), 16, (*[QK]int8)(a.Qs[b*QK:]), &l)
+		accumulateLanes(&acc, float32(f16at(blk[:], 0)*a.D[b]), &l)
 	}
-	return sum
+	return hsum8(&acc)
 }
 
 // dotQ5_1 returns the dot product of a Q5_1 row with a Q8_1 activation.
-// Per block: sum += (d_w*d_a)*sumi + m_w*s_a.
 func dotQ5_1(w []byte, a *Activation) float32 {
-	var sum float32
+	var acc [8]float32
+	var summs float32
 	for b := range blocks(a.N) {
 		blk := (*[q5_1Bytes]byte)(w[b*q5_1Bytes:])
-		qh := binary.LittleEndian.Uint32(blk[4:])
-		qs := (*[16]byte)(blk[8:])
-		y := (*[QK]int8)(a.Qs[b*QK:])
-		var sumi int32
-		for j, q := range qs {
-			lo, hi := q5Pair(q, qh)
-			qh >>= 1
-			sumi += lo * int32(y[j])
-			sumi += hi * int32(y[j+16])
-		}
-		sum += offsetBlockDot(sumi, f16at(blk[:], 0), f16at(blk[:], 2), a.D[b], a.Sum[b])
+		var l [8]int32
+		q5Lanes((*[16]byte)(blk[8:]), binary.LittleEndian.Uint32(blk[4:]), 0, (*[QK]int8)(a.Qs[b*QK:]), &l)
+		accumulateLanes(&acc, float32(f16at(blk[:], 0)*a.D[b]), &l)
+		summs += float32(f16at(blk[:], 2) * a.Sum[b]) // exact product (see the top of the file)
 	}
-	return sum
+	return hsum8(&acc) + summs
 }
 
 // dotQ8_0 returns the dot product of a Q8_0 row with a Q8_0 activation.
-// Per block: sum += sumi * (d_w*d_a).
 func dotQ8_0(w []byte, a *Activation) float32 {
-	var sum float32
+	var acc [8]float32
 	for b := range blocks(a.N) {
 		blk := (*[q8_0Bytes]byte)(w[b*q8_0Bytes:])
-		qs := (*[QK]byte)(blk[2:])
-		y := (*[QK]int8)(a.Qs[b*QK:])
-		var sumi int32
-		for j, q := range qs {
-			sumi += int32(int8(q)) * int32(y[j])
-		}
-		sum += float32(float32(sumi) * float32(f16at(blk[:], 0)*a.D[b]))
+		var l [8]int32
+		q8Lanes((*[QK]byte)(blk[2:]), (*[QK]int8)(a.Qs[b*QK:]), &l)
+		accumulateLanes(&acc, float32(f16at(blk[:], 0)*a.D[b]), &l)
 	}
-	return sum
-}
-
-// offsetBlockDot is the contribution of one block of a type with an offset (Q4_1,
-// Q5_1) times a Q8_1 block: (dw*da)*sumi + mw*sa, each product rounded to float32.
-func offsetBlockDot(sumi int32, dw, mw, da, sa float32) float32 {
-	return float32(float32(dw*da)*float32(sumi)) + float32(mw*sa)
+	return hsum8(&acc)
 }

@@ -192,45 +192,56 @@ func TestLegacyDots(t *testing.T) {
 }
 
 // refOrderDot recomputes a fused dot block by block from the dequantized integer
-// quants, with the float32 operations in the reference implementation's order:
+// quants, with the float32 operations of the reference implementation's x86
+// kernels (each fused multiply-add rounded once, computed exactly with
+// math/big):
 //
-//	Q4_0: sum += sumi*d_w*d_a
-//	Q5_0: sum += (d_w*d_a)*sumi
-//	Q8_0: sum += sumi*(d_w*d_a)
-//	Q4_1, Q5_1: sum += (d_w*d_a)*sumi + m_w*s_a
+//	Q4_0 (repacked gemv):  sum = fma(sumi, d_w·d_a, sum)
+//	others (AVX2 vec_dot): acc[t] = fma(d_w·d_a, lane_t, acc[t]) with lane_t the
+//	                       integer sum of values 4t…4t+3, then
+//	                       ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7))
+//	Q4_1, Q5_1:            + summs, with summs = fma(m_w, s_a, summs)
 //
 // The weight quants are recovered from the dequantized values, (x - m)/d.
 func refOrderDot(t Type, w []byte, a *Activation) float32 {
 	bb := t.BlockBytes()
 	wf := make([]float32, a.N)
 	DequantizeRow(t, w, wf)
-	var sum float32
+	var (
+		sum, summs float32
+		acc        [8]float32
+	)
 	for b := range a.N / QK {
 		dw := FP16ToFP32(binary.LittleEndian.Uint16(w[b*bb:]))
 		var mw float32
 		if legacyHasMin(t) {
 			mw = FP16ToFP32(binary.LittleEndian.Uint16(w[b*bb+2:]))
 		}
-		var sumi int32
+		var lanes [8]int32
 		for i := b * QK; i < (b+1)*QK; i++ {
 			q := int32(math.Round(float64(wf[i]-mw) / float64(dw)))
-			sumi += q * int32(a.Qs[i])
+			lanes[(i%QK)/4] += q * int32(a.Qs[i])
 		}
-		da := a.D[b]
-		var p float32
-		switch t {
-		case Q4_0:
-			p = float32(float32(sumi)*dw) * da
-		case Q5_0:
-			p = float32(dw*da) * float32(sumi)
-		case Q8_0:
-			p = float32(sumi) * float32(dw*da)
-		default:
-			p = float32(float32(dw*da)*float32(sumi)) + float32(mw*a.Sum[b])
+		d := dw * a.D[b]
+		if t == Q4_0 {
+			var sumi int32
+			for _, l := range lanes {
+				sumi += l
+			}
+			sum = exactFMA32(float32(sumi), d, sum)
+			continue
 		}
-		sum += p
+		for k, l := range lanes {
+			acc[k] = exactFMA32(d, float32(l), acc[k])
+		}
+		if legacyHasMin(t) {
+			summs = exactFMA32(mw, a.Sum[b], summs)
+		}
 	}
-	return sum
+	if t == Q4_0 {
+		return sum
+	}
+	return (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))) + summs
 }
 
 // TestLegacyDotRoundingOrder makes the per-block integer sums large (activation

@@ -4,9 +4,12 @@
 // RoPE, softmax, SiLU, FP16 conversion).
 //
 // Weights stay in their on-disk block format. A matrix-vector product quantizes the
-// activation vector once (Q8_0, Q8_1 or Q8_K, as the weight type asks, following the
-// reference implementation) and then every weight row is multiplied with integer
-// products per block, without materialising a dequantized row.
+// activation vector once (Q8_0, Q8_1 or Q8_K, or rounds it to F16 or BF16, as the
+// weight type asks, following the reference implementation) and then every weight
+// row is multiplied with integer products per block, without materialising a
+// dequantized row. The float operations of the dot products follow the reference's
+// x86 kernels, which produced the conformance data, so that results match it bit
+// for bit.
 package kernels
 
 import "fmt"
@@ -95,9 +98,11 @@ func (t Type) RowBytes(n int) (int, error) {
 }
 
 // ActivationKind is the format the activation vector is quantized to before it is
-// multiplied with weights of type t: F32 for float weights, Q8_0 for Q4_0, Q5_0 and
-// Q8_0, Q8_1 for Q4_1 and Q5_1, Q8_K for the K-quants. It is the reference
-// implementation's choice, so integer products per block match it.
+// multiplied with weights of type t: Q8_0 for Q4_0, Q5_0 and Q8_0, Q8_1 for Q4_1
+// and Q5_1, Q8_K for the K-quants, F16 for F16 weights and BF16 for BF16 weights
+// (the activation rounded to that precision, kept as float32 values), and F32
+// otherwise. It is the reference implementation's choice (its vec_dot_type), so
+// the products per block match it.
 func (t Type) ActivationKind() Type {
 	switch t {
 	case Q4_0, Q5_0, Q8_0:
@@ -106,6 +111,8 @@ func (t Type) ActivationKind() Type {
 		return Q8_1
 	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
 		return Q8_K
+	case F16, BF16:
+		return t
 	default:
 		return F32
 	}
