@@ -7,14 +7,16 @@ import "unicode/utf8"
 // the others (controls, space, DEL, NBSP, soft hyphen...) are moved, in byte
 // order, to U+0100 and up. So a space is "Ġ" (U+0120) and a newline "Ċ".
 var (
-	byteRune  [256]rune         // byte → its character
-	byteUTF8  [256][2]byte      // UTF-8 of byteRune (always 1 or 2 bytes)
-	byteULen  [256]uint8        // length of byteUTF8
-	runeByte  = map[rune]byte{} // character → byte
-	maxMapped rune
+	byteRune [256]rune    // byte → its character
+	byteUTF8 [256][2]byte // UTF-8 of byteRune (always 1 or 2 bytes)
+	byteULen [256]uint8   // length of byteUTF8
+	runeByte [512]int16   // character → byte, or -1 (every character is below U+0200)
 )
 
 func init() {
+	for r := range runeByte {
+		runeByte[r] = -1
+	}
 	n := rune(0)
 	for b := 0; b < 256; b++ {
 		r := rune(b)
@@ -24,19 +26,22 @@ func init() {
 		}
 		byteRune[b] = r
 		byteULen[b] = uint8(utf8.EncodeRune(byteUTF8[b][:], r))
-		runeByte[r] = byte(b)
-		maxMapped = max(maxMapped, r)
+		runeByte[r] = int16(b)
 	}
+}
+
+// byteOfRune returns the byte that byte-level character r stands for.
+func byteOfRune(r rune) (byte, bool) {
+	if r < 0 || int(r) >= len(runeByte) || runeByte[r] < 0 {
+		return 0, false
+	}
+	return byte(runeByte[r]), true
 }
 
 // bpePrio is the merge priority of two byte-level symbols: minus the rank of
 // the merge rule "left right".
 func (t *Tokenizer) bpePrio(sc *scratch, l, r *symbol) (float64, bool) {
-	k := append(sc.key[:0], sc.word[l.start:l.start+l.n]...)
-	k = append(k, ' ')
-	k = append(k, sc.word[r.start:r.start+r.n]...)
-	sc.key = k
-	rank, ok := t.ranks[string(k)]
+	rank, ok := t.mergeRankOf(sc, l, r)
 	return -float64(rank), ok
 }
 

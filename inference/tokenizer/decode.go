@@ -10,26 +10,35 @@ import (
 func (t *Tokenizer) buildPieces() {
 	n := len(t.types)
 	t.pieceOffs = make([]int32, n+1)
-	var buf []byte
+	// A piece is never longer than its token's text, so this is enough
+	// unless the vocabulary is malformed.
+	size := 0
+	for id := 0; id < n; id++ {
+		size += len(t.text(int32(id)))
+	}
+	buf := make([]byte, 0, size)
 	for id := 0; id < n; id++ {
 		t.pieceOffs[id] = int32(len(buf))
 		buf = t.appendPiece(buf, int32(id))
 	}
 	t.pieceOffs[n] = int32(len(buf))
+	if cap(buf)-len(buf) > len(buf)/16 {
+		buf = append([]byte(nil), buf...) // do not keep the slack
+	}
 	t.pieceBuf = buf
 }
 
 // appendPiece appends the decoded bytes of token id to b.
 func (t *Tokenizer) appendPiece(b []byte, id int32) []byte {
-	text := t.v.Tokens[id]
-	switch ty := t.types[id]; {
+	text := t.text(id)
+	switch ty := t.typ(id); {
 	case isSpecialType(ty):
 		return append(b, text...)
 	case ty == TypeNormal && !t.isBPE:
 		return append(b, strings.ReplaceAll(text, spaceMark, " ")...)
 	case ty == TypeNormal && t.isBPE:
 		for _, r := range text {
-			if c, ok := runeByte[r]; ok {
+			if c, ok := byteOfRune(r); ok {
 				b = append(b, c)
 			} else {
 				// not a byte-level character (malformed vocabulary): keep it
@@ -66,7 +75,7 @@ func (t *Tokenizer) Piece(id int32) []byte {
 // hidden reports whether id is left out of decoded text when special tokens
 // are not rendered.
 func (t *Tokenizer) hidden(id int32) bool {
-	ty := t.types[id]
+	ty := t.typ(id)
 	return ty == TypeControl || ty == TypeUnknown
 }
 

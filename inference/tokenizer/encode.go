@@ -31,12 +31,12 @@ func (t *Tokenizer) partition(text string, parseSpecial bool, sc *scratch) []fra
 		present[text[i]] = true
 	}
 	next := sc.frags2[:0]
-	for _, id := range t.special {
-		ty := t.types[id]
+	for si, id := range t.special {
+		ty := t.typ(id)
 		if !parseSpecial && ty != TypeUserDefined {
 			continue
 		}
-		tok := t.v.Tokens[id]
+		tok := t.text(id)
 		if !present[tok[0]] {
 			continue
 		}
@@ -65,7 +65,7 @@ func (t *Tokenizer) partition(text string, parseSpecial bool, sc *scratch) []fra
 				}
 				m := pos + i
 				left := m
-				if t.attrs[id]&attrLStrip != 0 {
+				if t.specialAttr[si]&attrLStrip != 0 {
 					for left > pos && isASCIISpace(text[left-1]) {
 						left--
 					}
@@ -75,7 +75,7 @@ func (t *Tokenizer) partition(text string, parseSpecial bool, sc *scratch) []fra
 				}
 				next = append(next, fragment{tok: id})
 				pos = m + len(tok)
-				if t.attrs[id]&attrRStrip != 0 {
+				if t.specialAttr[si]&attrRStrip != 0 {
 					for pos < end && isASCIISpace(text[pos]) {
 						pos++
 					}

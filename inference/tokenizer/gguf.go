@@ -143,7 +143,9 @@ func VocabFromGGUF(f *gguf.File) (Vocab, error) {
 }
 
 // FromGGUF builds the tokenizer described by the metadata of a GGUF file.
-// The tokenizer does not refer to f afterwards, so f may be closed.
+// The tokenizer refers to the token, score and merge arrays of f's metadata
+// (see [New]), which are ordinary heap memory rather than part of the file
+// mapping, so f may be closed; its metadata must not be modified.
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	v, err := VocabFromGGUF(f)
 	if err != nil {

@@ -5,12 +5,6 @@ import "fmt"
 // spaceMark is the SentencePiece escape for a space, U+2581 "▁".
 const spaceMark = "\u2581"
 
-// lookup returns the id of the token whose text is b, without allocating.
-func (t *Tokenizer) lookup(b []byte) (int32, bool) {
-	id, ok := t.toID[string(b)]
-	return id, ok
-}
-
 // spmPrio is the merge priority of two SentencePiece symbols: the score of the
 // token their concatenation forms.
 func (t *Tokenizer) spmPrio(sc *scratch, l, r *symbol) (float64, bool) {

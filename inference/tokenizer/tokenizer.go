@@ -53,6 +53,9 @@ const (
 // Vocab is the raw description of a vocabulary, as stored in GGUF metadata.
 // [FromGGUF] fills it from a file; [New] builds a Tokenizer from it.
 //
+// The Tokenizer keeps referring to Tokens, Scores and Merges: once New has
+// been called they must not be modified.
+//
 // Special token ids use [NoToken] (-1) for "none". When EOT, EOM or one of the
 // FIM ids is NoToken, New looks for a token with a well-known text (for
 // example "<|eot_id|>", "<|im_end|>" or "<|fim_prefix|>"), as the reference
@@ -96,28 +99,40 @@ const (
 )
 
 // Tokenizer encodes text to token ids and decodes ids back to bytes.
+//
+// It refers to the Tokens, Scores and Merges slices of the [Vocab] it was
+// built from instead of copying them, and indexes them compactly; see [New].
 type Tokenizer struct {
-	v     Vocab       // effective vocabulary (special ids resolved)
-	types []TokenType // len == number of tokens
-	attrs []attr      // per-token strip flags
+	v Vocab // effective vocabulary (special ids resolved); Types is nil, see types
 
-	toID   map[string]int32 // token text → id
-	isBPE  bool
-	byteID [256]int32 // "llama": byte → byte-fallback token id, or -1
+	// types holds the type of every token that fits in a byte below
+	// typeWide; the others are typeWide here and kept in wideTypes.
+	types     []uint8
+	wideTypes map[int32]TokenType
+
+	index     tokenIndex       // token text → id
+	emptyText map[int32]string // texts of the tokens stored as "" (see emptyTokenText)
+	isBPE     bool
+	byteID    [256]int32 // "llama": byte → byte-fallback token id, or -1
 
 	// "gpt2"
-	ranks        map[string]int32 // "left right" → merge rank
+	mergeRank    []int32          // token id → lowest rank of the merge rules making it, or -1 (see buildMerges)
+	mergeExtra   map[string]int32 // merge rules mergeRank does not cover, "left right" → rank
 	pre          *preTokenizer
 	ignoreMerges bool // a whole pre-token that is itself a token is not merged (Llama 3)
 
-	special []int32        // control, user-defined and unknown token ids, longest text first
-	eog     map[int32]bool // end-of-generation ids
+	special     []int32        // control, user-defined and unknown token ids, longest text first
+	specialAttr []attr         // strip flags of special[i]
+	eog         map[int32]bool // end-of-generation ids
 
 	pieceBuf  []byte  // all decoded pieces, back to back
 	pieceOffs []int32 // piece i is pieceBuf[pieceOffs[i]:pieceOffs[i+1]]
 
 	pool sync.Pool // *scratch
 }
+
+// typeWide marks, in Tokenizer.types, a token type that does not fit below it.
+const typeWide = 0xFF
 
 // eotTexts, eogTexts and the fim lists are the token texts the reference
 // implementation recognises when the metadata does not name the ids.
@@ -133,8 +148,13 @@ var (
 	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>"}
 )
 
-// New builds a Tokenizer from a vocabulary description. The slices of v are
-// copied, so v may be reused afterwards.
+// New builds a Tokenizer from a vocabulary description.
+//
+// The Tokenizer keeps references to v.Tokens, v.Scores and v.Merges instead
+// of copying them (they are most of a vocabulary's size, and a GGUF file
+// already holds them): the caller must not modify those slices, or the
+// strings they hold, afterwards. v.Types is copied in a compact form, and
+// the struct v itself may be reused.
 func New(v Vocab) (*Tokenizer, error) {
 	n := len(v.Tokens)
 	if n == 0 {
@@ -150,31 +170,21 @@ func New(v Vocab) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: %d token types for %d tokens", len(v.Types), n)
 	}
 	t := &Tokenizer{v: v}
-	t.v.Tokens = make([]string, n)
-	t.toID = make(map[string]int32, n)
-	for i, s := range v.Tokens {
-		if s == "" {
-			// as the reference does, so that every token has a distinct text
-			s = fmt.Sprintf("[EMPTY_%d]", i)
-		}
-		if j, dup := t.toID[s]; dup {
-			return nil, fmt.Errorf("tokenizer: tokens %d and %d have the same text %q", j, i, s)
-		}
-		t.toID[s] = int32(i)
-		t.v.Tokens[i] = s
+	t.v.Types = nil
+	if v.Model != ModelBPE {
+		t.v.Merges = nil // unused
 	}
-	if v.Scores != nil {
-		t.v.Scores = append([]float32(nil), v.Scores...)
+	if err := t.buildIndex(); err != nil {
+		return nil, err
 	}
-	t.types = make([]TokenType, n)
+	t.types = make([]uint8, n)
 	for i := range t.types {
-		t.types[i] = TypeNormal
+		ty := TypeNormal
 		if v.Types != nil {
-			t.types[i] = v.Types[i]
+			ty = v.Types[i]
 		}
+		t.setType(int32(i), ty)
 	}
-	t.v.Types = t.types
-	t.attrs = make([]attr, n)
 
 	for _, id := range []struct {
 		name string
@@ -196,9 +206,9 @@ func New(v Vocab) (*Tokenizer, error) {
 	case ModelSPM:
 		for b := range t.byteID {
 			t.byteID[b] = NoToken
-			if id, ok := t.toID[fmt.Sprintf("<0x%02X>", b)]; ok {
+			if id, ok := t.lookupString(fmt.Sprintf("<0x%02X>", b)); ok {
 				t.byteID[b] = id
-			} else if id, ok := t.toID[string([]byte{byte(b)})]; ok {
+			} else if id, ok := t.lookupString(string([]byte{byte(b)})); ok {
 				t.byteID[b] = id
 			}
 		}
@@ -210,18 +220,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 		t.pre = pre
 		t.ignoreMerges = pre.ignoreMerges
-		t.v.Merges = append([]string(nil), v.Merges...)
-		t.ranks = make(map[string]int32, len(v.Merges))
-		for i, m := range v.Merges {
-			// split at the first space after the first byte, as the reference does
-			k := strings.IndexByte(m[min(1, len(m)):], ' ')
-			if k < 0 {
-				continue // malformed rule: never matches
-			}
-			if _, seen := t.ranks[m]; !seen {
-				t.ranks[m] = int32(i)
-			}
-		}
+		t.buildMerges()
 	default:
 		return nil, fmt.Errorf("tokenizer: unsupported tokenizer model %q (want %q or %q)", v.Model, ModelSPM, ModelBPE)
 	}
@@ -232,11 +231,33 @@ func New(v Vocab) (*Tokenizer, error) {
 	return t, nil
 }
 
+// typ returns the type of token id, which must be in range.
+func (t *Tokenizer) typ(id int32) TokenType {
+	if b := t.types[id]; b != typeWide {
+		return TokenType(b)
+	}
+	return t.wideTypes[id]
+}
+
+// setType sets the type of token id.
+func (t *Tokenizer) setType(id int32, ty TokenType) {
+	if ty >= 0 && ty < typeWide {
+		t.types[id] = uint8(ty)
+		delete(t.wideTypes, id)
+		return
+	}
+	if t.wideTypes == nil {
+		t.wideTypes = make(map[int32]TokenType)
+	}
+	t.types[id] = typeWide
+	t.wideTypes[id] = ty
+}
+
 // findByText returns the id of the first text of names present in the
 // vocabulary, or NoToken.
 func (t *Tokenizer) findByText(names []string) int32 {
 	for _, s := range names {
-		if id, ok := t.toID[s]; ok {
+		if id, ok := t.lookupString(s); ok {
 			return id
 		}
 	}
@@ -256,7 +277,7 @@ func (t *Tokenizer) resolveSpecial() {
 		if *s.id == NoToken {
 			if id := t.findByText(s.texts); id != NoToken {
 				*s.id = id
-				t.types[id] = TypeControl
+				t.setType(id, TypeControl)
 			}
 		}
 	}
@@ -267,9 +288,9 @@ func (t *Tokenizer) resolveSpecial() {
 		}
 	}
 	for _, s := range eogTexts {
-		if id, ok := t.toID[s]; ok {
+		if id, ok := t.lookupString(s); ok {
 			t.eog[id] = true
-			t.types[id] = TypeControl
+			t.setType(id, TypeControl)
 		}
 	}
 }
@@ -283,33 +304,39 @@ func isSpecialType(ty TokenType) bool {
 // buildSpecialCache lists the special tokens longest text first (ties by id)
 // and applies the per-model strip quirks of the reference implementation.
 func (t *Tokenizer) buildSpecialCache() {
-	for id, ty := range t.types {
-		if isSpecialType(ty) {
+	for id := range t.types {
+		if isSpecialType(t.typ(int32(id))) {
 			t.special = append(t.special, int32(id))
 		}
 	}
 	sort.SliceStable(t.special, func(a, b int) bool {
-		return len(t.v.Tokens[t.special[a]]) > len(t.v.Tokens[t.special[b]])
+		return len(t.text(t.special[a])) > len(t.text(t.special[b]))
 	})
 
+	// Only the flags of special tokens matter: no other token is split out.
+	attrs := map[int32]attr{}
 	name := strings.ToLower(t.v.Name)
 	switch {
 	case strings.Contains(t.v.Pre, "jina-v2-de") || strings.Contains(t.v.Pre, "jina-v2-es") || strings.Contains(t.v.Pre, "jina-v2-code"):
-		if id, ok := t.toID["<mask>"]; ok {
-			t.attrs[id] |= attrLStrip
+		if id, ok := t.lookupString("<mask>"); ok {
+			attrs[id] |= attrLStrip
 		}
 	case strings.Contains(name, "phi-3") || strings.Contains(name, "phi3"):
 		for _, id := range t.special {
-			t.attrs[id] |= attrRStrip
+			attrs[id] |= attrRStrip
 		}
-		if id, ok := t.toID["</s>"]; ok {
-			t.attrs[id] |= attrRStrip
+		if id, ok := t.lookupString("</s>"); ok {
+			attrs[id] |= attrRStrip
 		}
 		for _, s := range []string{"<unk>", "<s>", "<|endoftext|>"} {
-			if id, ok := t.toID[s]; ok {
-				t.attrs[id] &^= attrRStrip
+			if id, ok := t.lookupString(s); ok {
+				attrs[id] &^= attrRStrip
 			}
 		}
+	}
+	t.specialAttr = make([]attr, len(t.special))
+	for i, id := range t.special {
+		t.specialAttr[i] = attrs[id]
 	}
 }
 
@@ -362,7 +389,7 @@ func (t *Tokenizer) Type(id int32) TokenType {
 	if id < 0 || int(id) >= len(t.types) {
 		return TypeUndefined
 	}
-	return t.types[id]
+	return t.typ(id)
 }
 
 // IsControl reports whether id is a control token (BOS, EOS, chat markers...).
@@ -374,11 +401,10 @@ func (t *Tokenizer) Text(id int32) string {
 	if id < 0 || int(id) >= len(t.v.Tokens) {
 		return ""
 	}
-	return t.v.Tokens[id]
+	return t.text(id)
 }
 
 // ID returns the id of the token whose raw text is s.
 func (t *Tokenizer) ID(s string) (int32, bool) {
-	id, ok := t.toID[s]
-	return id, ok
+	return t.lookupString(s)
 }
