@@ -20,9 +20,9 @@ unit:
 	$(GO) test -count=1 ./...
 
 fuzz:
-	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./inference/tokenizer -run '^$$' -fuzz '^FuzzEncodeSPM$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./inference/tokenizer -run '^$$' -fuzz '^FuzzEncodeBPE$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./inference/tokenizer -run '^$$' -fuzz '^FuzzEncodeSPM$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./inference/tokenizer -run '^$$' -fuzz '^FuzzEncodeBPE$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kernels
