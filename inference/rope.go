@@ -1,6 +1,6 @@
 package inference
 
-import "math"
+import "github.com/edgellm/edgellm/kernels"
 
 // ropeTables holds cos and sin of every rotation angle for positions 0 … ctx-1:
 // row p has RopeDim/2 entries. Computed once per State, so the token loop only
@@ -10,25 +10,14 @@ type ropeTables struct {
 	cos, sin []float32
 }
 
-// newRopeTables computes the angles the way the reference does: for pair i the
-// angle is p · scale · base^(-2i/d) / factor[i], with base^(-2/d) raised by
-// repeated float32 multiplication.
+// newRopeTables computes the tables of every position with kernels.RopeTable,
+// the reference's way of computing the angles.
 func newRopeTables(c *Config, factors []float32, ctx int) ropeTables {
 	half := c.RopeDim / 2
 	t := ropeTables{half: half, cos: make([]float32, ctx*half), sin: make([]float32, ctx*half)}
-	thetaScale := float32(math.Pow(float64(c.RopeBase), -2.0/float64(c.RopeDim)))
 	for p := 0; p < ctx; p++ {
-		theta := float32(p)
-		row := p * half
-		for i := 0; i < half; i++ {
-			th := theta * c.RopeScale
-			if factors != nil {
-				th /= factors[i]
-			}
-			t.cos[row+i] = float32(math.Cos(float64(th)))
-			t.sin[row+i] = float32(math.Sin(float64(th)))
-			theta *= thetaScale
-		}
+		cos, sin := t.at(p)
+		kernels.RopeTable(cos, sin, p, c.RopeDim, c.RopeBase, c.RopeScale, factors)
 	}
 	return t
 }

@@ -71,21 +71,27 @@ func SwiGLU(gate, up []float32) {
 }
 
 // RopeTable fills cos[i] and sin[i], i < ropeDim/2, with the cosine and sine of
-// theta_i = pos · base^(-2i/ropeDim) for one position (plain RoPE: no frequency
-// scaling, no YaRN). cos and sin must hold at least ropeDim/2 values.
+// theta_i = pos · scale · base^(-2i/ropeDim) / factors[i] for one position.
+// scale is the linear frequency scale (1: none); factors are per-pair divisors
+// (Llama 3's rope_freqs; nil: none). YaRN is not supported. cos and sin must
+// hold at least ropeDim/2 values.
 //
 // The angles are computed as in the reference (ggml_rope_cache_init): theta starts
 // at float32(pos) and is multiplied, in float32, by
 // theta_scale = powf(base, -2/ropeDim) once per pair, so the tables match the
 // reference's bit for bit up to the last-ulp accuracy of the float64 math
 // library rounded to float32.
-func RopeTable(cos, sin []float32, pos int, ropeDim int, base float32) {
+func RopeTable(cos, sin []float32, pos int, ropeDim int, base, scale float32, factors []float32) {
 	n := ropeDim / 2
 	cos, sin = cos[:n], sin[:n]
 	thetaScale := float32(math.Pow(float64(base), float64(float32(-2)/float32(ropeDim))))
 	theta := float32(pos)
 	for i := range n {
-		c, s := math.Cos(float64(theta)), math.Sin(float64(theta))
+		th := scale * theta
+		if factors != nil {
+			th /= factors[i]
+		}
+		c, s := math.Cos(float64(th)), math.Sin(float64(th))
 		cos[i], sin[i] = float32(c), float32(s)
 		theta *= thetaScale
 	}

@@ -123,7 +123,7 @@ func TestRopeTable(t *testing.T) {
 	cos, sin := make([]float32, 64), make([]float32, 64)
 
 	// Position 0: all angles 0.
-	RopeTable(cos, sin, 0, 128, 10000)
+	RopeTable(cos, sin, 0, 128, 10000, 1, nil)
 	for i := range cos {
 		if cos[i] != 1 || sin[i] != 0 {
 			t.Fatalf("pos 0: cos[%d] = %v, sin[%d] = %v", i, cos[i], i, sin[i])
@@ -132,7 +132,7 @@ func TestRopeTable(t *testing.T) {
 
 	// Hand case: ropeDim 4, base 10000: theta_scale = powf(10000, -0.5) = 0.01f,
 	// angles 1 and 0.01f.
-	RopeTable(cos[:2], sin[:2], 1, 4, 10000)
+	RopeTable(cos[:2], sin[:2], 1, 4, 10000, 1, nil)
 	want := [4]float32{
 		float32(math.Cos(1)), float32(math.Sin(1)),
 		float32(math.Cos(float64(float32(0.01)))), float32(math.Sin(float64(float32(0.01)))),
@@ -146,7 +146,7 @@ func TestRopeTable(t *testing.T) {
 	for _, pos := range []int{1, 17, 500, 4095, 100000} {
 		for _, base := range []float32{10000, 500000, 1e6} {
 			const dim = 128
-			RopeTable(cos, sin, pos, dim, base)
+			RopeTable(cos, sin, pos, dim, base, 1, nil)
 			for i := range dim / 2 {
 				theta := float64(pos) * math.Pow(float64(base), -2*float64(i)/dim)
 				tol := theta*float64(i+2)*0x1p-23 + 1e-7
@@ -165,14 +165,14 @@ func TestRopeIdentityAndNorms(t *testing.T) {
 	for _, rope := range []func([]float32, int, int, []float32, []float32){RopeNorm, RopeNeox} {
 		x := randNormal32(r, nHeads*headDim, 1)
 		orig := append([]float32(nil), x...)
-		RopeTable(cos, sin, 0, headDim, 10000)
+		RopeTable(cos, sin, 0, headDim, 10000, 1, nil)
 		rope(x, nHeads, headDim, cos, sin)
 		for i := range x {
 			if x[i] != orig[i] {
 				t.Fatalf("pos 0 changed x[%d]", i)
 			}
 		}
-		RopeTable(cos, sin, 1234, headDim, 10000)
+		RopeTable(cos, sin, 1234, headDim, 10000, 1, nil)
 		rope(x, nHeads, headDim, cos, sin)
 		for h := range nHeads {
 			var n0, n1 float64
@@ -206,7 +206,7 @@ func TestRopeNeoxMatchesNormPermuted(t *testing.T) {
 	for _, ropeDim := range []int{96, 64, 32} {
 		n := ropeDim / 2
 		cos, sin := make([]float32, n), make([]float32, n)
-		RopeTable(cos, sin, 777, ropeDim, 10000)
+		RopeTable(cos, sin, 777, ropeDim, 10000, 1, nil)
 		x := randNormal32(r, nHeads*headDim, 1)
 		y := neoxFromNorm(x, nHeads, headDim, n)
 		orig := append([]float32(nil), x...)
@@ -237,9 +237,9 @@ func TestRopeRelativePosition(t *testing.T) {
 	cos, sin := make([]float32, headDim/2), make([]float32, headDim/2)
 	score := func(rope func([]float32, int, int, []float32, []float32), pq, pk int) float32 {
 		q, k := append([]float32(nil), q0...), append([]float32(nil), k0...)
-		RopeTable(cos, sin, pq, headDim, 10000)
+		RopeTable(cos, sin, pq, headDim, 10000, 1, nil)
 		rope(q, 1, headDim, cos, sin)
-		RopeTable(cos, sin, pk, headDim, 10000)
+		RopeTable(cos, sin, pk, headDim, 10000, 1, nil)
 		rope(k, 1, headDim, cos, sin)
 		return DotF32(q, k)
 	}
@@ -341,7 +341,7 @@ func TestMathNoAlloc(t *testing.T) {
 		RMSNorm(out, x, w, 1e-5)
 		Softmax(out)
 		SwiGLU(out, w)
-		RopeTable(cos, sin, 42, headDim, 10000)
+		RopeTable(cos, sin, 42, headDim, 10000, 1, nil)
 		RopeNorm(out, nHeads, headDim, cos, sin)
 		RopeNeox(out, nHeads, headDim, cos, sin)
 		FP32ToFP16Slice(h, x)
@@ -386,5 +386,28 @@ func BenchmarkSwiGLU(b *testing.B) {
 	b.SetBytes(int64(4 * len(gate)))
 	for range b.N {
 		SwiGLU(gate, up)
+	}
+}
+
+// TestRopeTableScaling checks the linear scale and the per-pair factors: both
+// divide the angle, so a factor of 2 equals a scale of 0.5.
+func TestRopeTableScaling(t *testing.T) {
+	const dim = 16
+	plain, scaled, factored := make([]float32, dim), make([]float32, dim), make([]float32, dim)
+	sinA, sinB, sinC := make([]float32, dim), make([]float32, dim), make([]float32, dim)
+	factors := make([]float32, dim/2)
+	for i := range factors {
+		factors[i] = 2
+	}
+	RopeTable(plain, sinA, 300, dim, 10000, 1, nil)
+	RopeTable(scaled, sinB, 300, dim, 10000, 0.5, nil)
+	RopeTable(factored, sinC, 300, dim, 10000, 1, factors)
+	for i := 0; i < dim/2; i++ {
+		if scaled[i] != factored[i] || sinB[i] != sinC[i] {
+			t.Fatalf("pair %d: scale 0.5 gives (%v, %v), factor 2 gives (%v, %v)", i, scaled[i], sinB[i], factored[i], sinC[i])
+		}
+		if i == 0 && scaled[0] == plain[0] {
+			t.Fatalf("scaling changed nothing: cos %v", plain[0])
+		}
 	}
 }
