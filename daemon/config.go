@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -275,20 +274,12 @@ func ConfigKeys() []string {
 	var out []string
 	var walk func(t reflect.Type, prefix string)
 	walk = func(t reflect.Type, prefix string) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
+		for _, f := range yamlFieldList(t) {
+			if f.typ.Kind() == reflect.Struct && f.typ != reflect.TypeOf(time.Duration(0)) {
+				walk(f.typ, prefix+f.name+".")
 				continue
 			}
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)) {
-				walk(f.Type, prefix+name+".")
-				continue
-			}
-			out = append(out, prefix+name)
+			out = append(out, prefix+f.name)
 		}
 	}
 	walk(reflect.TypeOf(Config{}), "")

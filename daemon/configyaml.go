@@ -134,9 +134,15 @@ func sectionName(section string) string {
 	return section
 }
 
-// yamlFields maps the yaml key of each exported field of t to its type.
-func yamlFields(t reflect.Type) map[string]reflect.Type {
-	m := map[string]reflect.Type{}
+// yamlField is an exported struct field with a yaml key.
+type yamlField struct {
+	name string
+	typ  reflect.Type
+}
+
+// yamlFieldList lists the fields of t that have a yaml key, in struct order.
+func yamlFieldList(t reflect.Type) []yamlField {
+	var out []yamlField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -146,7 +152,16 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 		if name == "" || name == "-" {
 			continue
 		}
-		m[name] = f.Type
+		out = append(out, yamlField{name, f.Type})
+	}
+	return out
+}
+
+// yamlFields maps the yaml key of each exported field of t to its type.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for _, f := range yamlFieldList(t) {
+		m[f.name] = f.typ
 	}
 	return m
 }
