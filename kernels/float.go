@@ -211,7 +211,7 @@ func dequantBF16(src []byte, dst []float32) {
 // activation); see each function.
 
 // dotF32 returns the dot product of a row of little-endian float32 weights with a.F.
-func dotF32(w []byte, a *Activation) float32 {
+func dotF32Generic(w []byte, a *Activation) float32 {
 	x := a.F[:a.N]
 	w = w[:4*len(x)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
@@ -242,7 +242,7 @@ func dotF32(w []byte, a *Activation) float32 {
 // vectors as (v0+v2)+(v1+v3), reduces the 16 lanes of the result (hsum16), and
 // adds the remaining products one by one in float64, converting to float32 at
 // the end.
-func dotF16(w []byte, a *Activation) float32 {
+func dotF16Generic(w []byte, a *Activation) float32 {
 	x := a.F[:a.N]
 	w = w[:2*len(x)]
 	var acc [64]float32

@@ -149,7 +149,7 @@ func q5Pair(q byte, qhj uint32) (lo, hi int32) {
 // q = round(x/d) with ties away from zero. The scale is stored as fp16 in the
 // reference format, so a.D holds d rounded to half precision (the quants were
 // computed with the unrounded d, as in the reference).
-func quantizeQ8_0(x []float32, a *Activation) {
+func quantizeQ8_0Generic(x []float32, a *Activation) {
 	for b := range blocks(len(x)) {
 		xs := (*[QK]float32)(x[b*QK:])
 		qs := (*[QK]int8)(a.Qs[b*QK:])
@@ -282,7 +282,7 @@ func accumulateLanes(acc *[8]float32, d float32, l *[8]int32) {
 // accumulates sum = fma(sumi, d_w·d_a, sum) block by block. (Matrices with
 // other row counts take the lane kernel there; a row's dot does not know the
 // matrix, so this follows the repacked kernel always.)
-func dotQ4_0(w []byte, a *Activation) float32 {
+func dotQ4_0Generic(w []byte, a *Activation) float32 {
 	var sum float32
 	for b := range blocks(a.N) {
 		blk := (*[q4_0Bytes]byte)(w[b*q4_0Bytes:])
@@ -313,7 +313,7 @@ func dotQ4_1(w []byte, a *Activation) float32 {
 }
 
 // dotQ5_0 returns the dot product of a Q5_0 row with a Q8_0 activation.
-func dotQ5_0(w []byte, a *Activation) float32 {
+func dotQ5_0Generic(w []byte, a *Activation) float32 {
 	var acc [8]float32
 	for b := range blocks(a.N) {
 		blk := (*[q5_0Bytes]byte)(w[b*q5_0Bytes:])
@@ -339,7 +339,7 @@ func dotQ5_1(w []byte, a *Activation) float32 {
 }
 
 // dotQ8_0 returns the dot product of a Q8_0 row with a Q8_0 activation.
-func dotQ8_0(w []byte, a *Activation) float32 {
+func dotQ8_0Generic(w []byte, a *Activation) float32 {
 	var acc [8]float32
 	for b := range blocks(a.N) {
 		blk := (*[q8_0Bytes]byte)(w[b*q8_0Bytes:])

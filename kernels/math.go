@@ -152,7 +152,10 @@ func ropeCheck(headDim int, cos, sin []float32) int {
 // DotF32 returns Σ a[i]*b[i] over i < len(a); b must be at least as long as a.
 // It uses eight float32 accumulators (value i to accumulator i%8, the tail to
 // accumulator 0) summed pairwise at the end.
-func DotF32(a, b []float32) float32 {
+func DotF32(a, b []float32) float32 { return dotF32Slice(a, b) }
+
+// dotF32SliceGeneric is the portable DotF32.
+func dotF32SliceGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0
@@ -176,7 +179,10 @@ func DotF32(a, b []float32) float32 {
 // DotF32F16 returns Σ a[i]*b[i] over i < len(a), where b holds half-precision
 // values (e.g. a row of an FP16 KV cache); b must be at least as long as a. The
 // accumulation is as in DotF32.
-func DotF32F16(a []float32, b []uint16) float32 {
+func DotF32F16(a []float32, b []uint16) float32 { return dotF32F16(a, b) }
+
+// dotF32F16Generic is the portable DotF32F16.
+func dotF32F16Generic(a []float32, b []uint16) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0
@@ -199,7 +205,10 @@ func DotF32F16(a []float32, b []uint16) float32 {
 
 // AxpyF32F16 sets y[i] += alpha*x[i] for i < len(y), where x holds half-precision
 // values (e.g. a row of an FP16 KV cache); x must be at least as long as y.
-func AxpyF32F16(y []float32, alpha float32, x []uint16) {
+func AxpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16(y, alpha, x) }
+
+// axpyF32F16Generic is the portable AxpyF32F16.
+func axpyF32F16Generic(y []float32, alpha float32, x []uint16) {
 	x = x[:len(y)]
 	for i, h := range x {
 		y[i] += float32(alpha * FP16ToFP32(h))

@@ -17,7 +17,7 @@ import "math"
 
 // quantizeQ8_K quantizes x into a, which the caller has Reset to Q8_K for
 // len(x) values; len(x) must be a multiple of QKK.
-func quantizeQ8_K(x []float32, a *Activation) {
+func quantizeQ8_KGeneric(x []float32, a *Activation) {
 	nb := len(x) / QKK
 	qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
 	for i := range nb {

@@ -1,0 +1,22 @@
+//go:build purego || !(amd64 || arm64)
+
+package kernels
+
+// Without assembly (the purego build tag, or an architecture without
+// assembly kernels) every accelerated kernel is its portable twin.
+
+func dotQ4_0(w []byte, a *Activation) float32 { return dotQ4_0Generic(w, a) }
+func dotQ5_0(w []byte, a *Activation) float32 { return dotQ5_0Generic(w, a) }
+func dotQ8_0(w []byte, a *Activation) float32 { return dotQ8_0Generic(w, a) }
+func dotQ4_K(w []byte, a *Activation) float32 { return dotQ4_KGeneric(w, a) }
+func dotQ5_K(w []byte, a *Activation) float32 { return dotQ5_KGeneric(w, a) }
+func dotQ6_K(w []byte, a *Activation) float32 { return dotQ6_KGeneric(w, a) }
+func dotF16(w []byte, a *Activation) float32  { return dotF16Generic(w, a) }
+func dotF32(w []byte, a *Activation) float32  { return dotF32Generic(w, a) }
+
+func quantizeQ8_0(x []float32, a *Activation) { quantizeQ8_0Generic(x, a) }
+func quantizeQ8_K(x []float32, a *Activation) { quantizeQ8_KGeneric(x, a) }
+
+func dotF32Slice(a, b []float32) float32                { return dotF32SliceGeneric(a, b) }
+func dotF32F16(a []float32, b []uint16) float32         { return dotF32F16Generic(a, b) }
+func axpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16Generic(y, alpha, x) }
