@@ -33,6 +33,9 @@ type LoadOptions struct {
 	Context      int    // model.context
 	Threads      int    // model.threads (resolved, ≥ 1)
 	ChatTemplate string // model.chat_template ("" = the model's own)
+	// Check, when set, is called with the model's description before the
+	// KV cache is allocated; an error refuses the model (the memory plan).
+	Check func(ModelInfo) error
 }
 
 // Loader loads a model; the daemon calls it at start and when SIGHUP changes

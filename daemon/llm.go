@@ -1,0 +1,246 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/inference/sampler"
+	"github.com/edgellm/edgellm/mqtt"
+)
+
+// llm is the Engine over the inference package: one model, one state (KV
+// cache) and one generator, reused by every job.
+type llm struct {
+	model *inference.Model
+	state *inference.State
+	gen   *inference.Generator
+	info  ModelInfo
+	ctx   int
+	tmpl  promptTemplate // nil: the model has no chat template
+	// tmplErr says why there is no template (for requests with messages).
+	tmplErr error
+}
+
+// LoadLLM loads a GGUF model with the inference engine. opts.Check, when
+// set, is called with the model's description before the KV cache is
+// allocated, so a context that does not fit the memory budget is refused
+// before it takes the memory.
+func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
+	m, err := inference.Load(opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	info := ModelInfo{Name: m.Config.Name, Path: opts.Path, Layers: m.Config.NLayer, KVDim: m.Config.KVDim(),
+		ContextTrain: m.Config.NCtxTrain}
+	if info.Name == "" {
+		info.Name = strings.TrimSuffix(filepath.Base(opts.Path), filepath.Ext(opts.Path))
+	}
+	if st, err := os.Stat(opts.Path); err == nil {
+		info.FileBytes = uint64(st.Size())
+	}
+	fail := func(err error) (Engine, error) {
+		m.Close()
+		return nil, err
+	}
+	if opts.Check != nil {
+		if err := opts.Check(info); err != nil {
+			return fail(err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	e := &llm{model: m, info: info, ctx: opts.Context}
+	e.tmpl, e.tmplErr = resolveTemplate(opts.ChatTemplate, m)
+	if opts.ChatTemplate != "" && e.tmplErr != nil {
+		return fail(fmt.Errorf("model.chat_template: %w", e.tmplErr))
+	}
+	if e.state, err = m.NewState(opts.Context, opts.Threads); err != nil {
+		return fail(err)
+	}
+	e.gen = inference.NewGenerator(e.state, m.Tokenizer)
+	return e, nil
+}
+
+// Model describes the loaded model.
+func (e *llm) Model() ModelInfo { return e.info }
+
+// Close releases the state and the model.
+func (e *llm) Close() error {
+	e.state.Close()
+	return e.model.Close()
+}
+
+// errStop ends a generation at a stop sequence.
+var errStop = errors.New("stop sequence")
+
+// Run answers one job; see Engine.
+func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
+	var out Outcome
+	ids, dropped, err := e.prompt(job)
+	if err != nil {
+		return out, err
+	}
+	tmpl := e.tmpl
+	if job.ChatTemplate != "" {
+		tmpl, _ = resolveTemplate(job.ChatTemplate, e.model) // validated by prompt
+	}
+	stops := job.Stop
+	if tmpl != nil && (len(job.Messages) > 0 || job.Prompt != "") {
+		stops = append(append([]string(nil), stops...), tmpl.StopStrings()...)
+	}
+	m := stopMatcher{stops: stops}
+	var text strings.Builder
+	emit := func(s string) error {
+		if s == "" {
+			return nil
+		}
+		text.WriteString(s)
+		if job.OnText != nil {
+			return job.OnText(s)
+		}
+		return nil
+	}
+	stopped := false
+	res, err := e.gen.Generate(ctx, ids, inference.GenerateOptions{
+		MaxTokens: job.MaxTokens,
+		Sampling: sampler.Params{
+			Temperature:   float32(job.Sampling.Temperature),
+			TopK:          job.Sampling.TopK,
+			TopP:          float32(job.Sampling.TopP),
+			MinP:          float32(job.Sampling.MinP),
+			RepeatPenalty: float32(job.Sampling.RepeatPenalty),
+			RepeatLastN:   sampler.DefaultParams().RepeatLastN,
+			Seed:          job.Sampling.Seed,
+		},
+		OnText: func(b []byte) error {
+			if job.Progress != nil {
+				job.Progress()
+			}
+			s, stop := m.feed(string(b))
+			if err := emit(s); err != nil {
+				return err
+			}
+			if stop {
+				stopped = true
+				return errStop
+			}
+			return nil
+		},
+	})
+	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, DroppedTokens: dropped}
+	out.Timings = mqtt.Timings{
+		TTFTMs:     float64(res.FirstToken.Microseconds()) / 1000,
+		PrefillTPS: res.PrefillTPS(),
+		DecodeTPS:  res.DecodeTPS(),
+	}
+	switch {
+	case stopped:
+		out.FinishReason = mqtt.FinishStop
+		err = nil
+	case err != nil:
+		out.Text = text.String()
+		if ctx.Err() != nil {
+			out.FinishReason = mqtt.FinishCancelled
+			return out, ctx.Err()
+		}
+		return out, err
+	default:
+		if ferr := emit(m.flush()); ferr != nil {
+			return out, ferr
+		}
+		switch res.Finish {
+		case inference.FinishStop:
+			out.FinishReason = mqtt.FinishStop
+		default: // length, or the context window is full
+			out.FinishReason = mqtt.FinishLength
+		}
+	}
+	out.Text = text.String()
+	return out, nil
+}
+
+// prompt renders and tokenizes the job's prompt, trimming a conversation to
+// fit: it keeps the system message and the newest turns, dropping the
+// oldest turns until prompt + max_tokens fit the context, and returns how
+// many prompt tokens were dropped. A prompt that cannot fit even alone is an
+// error wrapping ErrPromptTooLong.
+func (e *llm) prompt(job Job) (ids []int32, dropped int, err error) {
+	tmpl, terr := e.tmpl, e.tmplErr
+	if job.ChatTemplate != "" {
+		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
+			return nil, 0, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
+		}
+	}
+	tok := e.model.Tokenizer
+	if tmpl == nil {
+		if len(job.Messages) > 0 {
+			return nil, 0, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages",
+				Msg: fmt.Sprintf("this model has no chat template to format messages (%v); set model.chat_template or the request's chat_template, or send a prompt", terr)}
+		}
+		// Raw completion: the system text, if any, goes before the prompt.
+		text := job.Prompt
+		if job.System != "" {
+			text = job.System + "\n\n" + text
+		}
+		if ids, err = tok.Encode(text, false); err != nil {
+			return nil, 0, err
+		}
+		if tok.AddBOS() {
+			ids = append([]int32{tok.BOS()}, ids...)
+		}
+		return ids, 0, e.fits(len(ids), len(ids))
+	}
+
+	msgs := job.Messages
+	if len(msgs) == 0 {
+		msgs = []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: job.Prompt}}
+	}
+	var system []mqtt.ChatMessage
+	if len(msgs) > 0 && msgs[0].Role == mqtt.RoleSystem {
+		system, msgs = msgs[:1], msgs[1:]
+	} else if job.System != "" {
+		system = []mqtt.ChatMessage{{Role: mqtt.RoleSystem, Content: job.System}}
+	}
+	encode := func(turns []mqtt.ChatMessage) ([]int32, error) {
+		text, err := tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...))
+		if err != nil {
+			return nil, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages", Msg: err.Error()}
+		}
+		return tok.Encode(text, true)
+	}
+	full, err := encode(msgs)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids = full
+	for len(msgs) > 1 && len(ids)+job.MaxTokens > e.ctx {
+		msgs = msgs[1:]
+		// A conversation continues with the user, not with an answer.
+		for len(msgs) > 1 && msgs[0].Role != mqtt.RoleUser {
+			msgs = msgs[1:]
+		}
+		if ids, err = encode(msgs); err != nil {
+			return nil, 0, err
+		}
+	}
+	return ids, len(full) - len(ids), e.fits(len(ids), len(full))
+}
+
+// fits checks that a prompt of n tokens leaves room for at least one
+// generated token; total is its length before trimming.
+func (e *llm) fits(n, total int) error {
+	if n < e.ctx {
+		return nil
+	}
+	if total != n {
+		return fmt.Errorf("%w: even trimmed to the system message and the last turn the prompt has %d tokens, the context holds %d",
+			ErrPromptTooLong, n, e.ctx)
+	}
+	return fmt.Errorf("%w: the prompt has %d tokens, the context holds %d", ErrPromptTooLong, n, e.ctx)
+}

@@ -1,0 +1,203 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrQueueFull is returned by Queue.Push when queue.size jobs already wait;
+// the request is answered at once with error code busy.
+var ErrQueueFull = errors.New("the queue is full; try again later")
+
+// ErrDuplicate is returned by Queue.Push for an id that is already queued or
+// running (a redelivery of a request being handled).
+var ErrDuplicate = errors.New("a request with this id is already queued or running")
+
+// Entry is a queued job with what the worker needs to run and answer it.
+type Entry struct {
+	Job      Job
+	Arrived  time.Time
+	Deadline time.Time // Arrived + queue.job_timeout
+	// Reply carries how to answer (topics, plain text or JSON, the MQTT
+	// message to acknowledge); the queue does not look at it.
+	Reply any
+
+	cancel  context.CancelCauseFunc // set while running
+	stop    context.CancelFunc      // releases the deadline timer
+	removed bool                    // cancelled while queued
+}
+
+// Queue is the bounded FIFO in front of the single inference worker. It
+// knows the running job too, so that a cancel finds a job wherever it is and
+// a redelivered id is never run twice at once. It is safe for concurrent use.
+type Queue struct {
+	mu      sync.Mutex
+	size    int
+	waiting []*Entry
+	running *Entry
+	ids     map[string]*Entry // queued and running
+	wake    chan struct{}
+	changed func() // called (without the lock) after every change
+}
+
+// NewQueue makes a queue for at most size waiting jobs. onChange, when set,
+// is called after each change of depth or running job (for the status); it
+// must not block.
+func NewQueue(size int, onChange func()) *Queue {
+	return &Queue{size: size, ids: map[string]*Entry{}, wake: make(chan struct{}, 1), changed: onChange}
+}
+
+// SetSize changes the bound (a reload); jobs already waiting stay.
+func (q *Queue) SetSize(size int) {
+	q.mu.Lock()
+	q.size = size
+	q.mu.Unlock()
+}
+
+// Push appends e. It fails with ErrDuplicate when e's id is queued or
+// running, and ErrQueueFull when size jobs wait already.
+func (q *Queue) Push(e *Entry) error {
+	q.mu.Lock()
+	if _, ok := q.ids[e.Job.ID]; ok {
+		q.mu.Unlock()
+		return ErrDuplicate
+	}
+	if len(q.waiting) >= q.size {
+		q.mu.Unlock()
+		return ErrQueueFull
+	}
+	q.waiting = append(q.waiting, e)
+	q.ids[e.Job.ID] = e
+	q.mu.Unlock()
+	q.signal()
+	q.notify()
+	return nil
+}
+
+func (q *Queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *Queue) notify() {
+	if q.changed != nil {
+		q.changed()
+	}
+}
+
+// Next waits for the oldest job, marks it running and returns it with a
+// context that is cancelled by Cancel (cause ErrCancelled) or when its
+// deadline passes. Call Finish when it is answered. Next returns ctx's error
+// when ctx is done first.
+func (q *Queue) Next(ctx context.Context) (*Entry, context.Context, error) {
+	for {
+		q.mu.Lock()
+		if len(q.waiting) > 0 {
+			e := q.waiting[0]
+			q.waiting[0] = nil
+			q.waiting = q.waiting[1:]
+			causeCtx, cancel := context.WithCancelCause(context.Background())
+			jobCtx, stop := context.WithDeadline(causeCtx, e.Deadline)
+			e.cancel = cancel
+			e.stop = stop
+			q.running = e
+			q.mu.Unlock()
+			q.notify()
+			return e, jobCtx, nil
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.wake:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+// Finish marks the running job e done.
+func (q *Queue) Finish(e *Entry) {
+	q.mu.Lock()
+	if q.running == e {
+		q.running = nil
+	}
+	if q.ids[e.Job.ID] == e {
+		delete(q.ids, e.Job.ID)
+	}
+	if e.cancel != nil {
+		e.stop()
+		e.cancel(nil)
+	}
+	q.mu.Unlock()
+	q.notify()
+}
+
+// ErrCancelled is the cause of a job context cancelled by a cancel request.
+var ErrCancelled = errors.New("cancelled by request")
+
+// ErrShutdown is the cause of a job context cancelled because the daemon is
+// stopping; such a job is not answered, so it runs again after the restart.
+var ErrShutdown = errors.New("the daemon is stopping")
+
+// Cancel cancels the job with the given id, with cause as the running job's
+// context cause. A queued job is removed and returned (the caller answers
+// it); a running job's context is cancelled and nil is returned with found
+// true (the worker answers it).
+func (q *Queue) Cancel(id string, cause error) (removed *Entry, found bool) {
+	q.mu.Lock()
+	e, ok := q.ids[id]
+	if !ok {
+		q.mu.Unlock()
+		return nil, false
+	}
+	if e == q.running {
+		e.cancel(cause)
+		q.mu.Unlock()
+		return nil, true
+	}
+	for i, w := range q.waiting {
+		if w == e {
+			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
+			break
+		}
+	}
+	delete(q.ids, id)
+	e.removed = true
+	q.mu.Unlock()
+	q.notify()
+	return e, true
+}
+
+// Running returns the id of the running job, or "".
+func (q *Queue) Running() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.running == nil {
+		return ""
+	}
+	return q.running.Job.ID
+}
+
+// Depth is the number of waiting jobs (not counting the running one).
+func (q *Queue) Depth() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
+}
+
+// Drain removes and returns every waiting job (at shutdown they are left
+// unacknowledged, so the broker delivers them again after a restart).
+func (q *Queue) Drain() []*Entry {
+	q.mu.Lock()
+	w := q.waiting
+	q.waiting = nil
+	for _, e := range w {
+		delete(q.ids, e.Job.ID)
+	}
+	q.mu.Unlock()
+	q.notify()
+	return w
+}

@@ -1,0 +1,507 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgellm/edgellm/mqtt"
+)
+
+// Notifications is the part of systemd's notify protocol the daemon speaks;
+// Notifier implements it.
+type Notifications interface {
+	Ready() error
+	Reloading() error
+	Stopping() error
+	Status(text string) error
+	Watchdog() error
+}
+
+// Options configures Serve.
+type Options struct {
+	// ConfigPath is the YAML configuration file.
+	ConfigPath string
+	// Version is edgellm's version, for the status and discovery.
+	Version string
+	// Load loads the model; nil means LoadLLM (the inference engine).
+	Load Loader
+	// Reload receives a value for each SIGHUP.
+	Reload <-chan struct{}
+	// StopTimeout is how long the running job may go on after Serve's
+	// context is done before it is cancelled (default 10s). A job cut short
+	// by shutdown is not answered and not acknowledged, so the broker
+	// delivers it again after the restart.
+	StopTimeout time.Duration
+	// System locates /proc and /sys (the zero value: the real ones).
+	System System
+	// Notify speaks to systemd; nil means Notifier{}.
+	Notify Notifications
+	// Logger receives the daemon's log; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultStopTimeout = 10 * time.Second
+	// overheadBytes is the memory planned for besides model and KV cache:
+	// the Go runtime, scratch buffers, MQTT and the tokenizer.
+	overheadBytes = 64 * MiB
+	// answeredKeep is how many answered ids are remembered.
+	answeredKeep = 4096
+	// watchdogGrace is how many watchdog checks (half the WatchdogSec each)
+	// may find the worker without progress before the pings stop.
+	watchdogGrace = 3
+)
+
+// server is one running daemon.
+type server struct {
+	opts   Options
+	log    *slog.Logger
+	notify Notifications
+	start  time.Time
+
+	mu     sync.Mutex // guards cfg, topics and client across reloads
+	cfg    *Config
+	topics mqtt.Topics
+	client *mqtt.Client
+
+	engine   Engine       // owned by the worker goroutine after start
+	model    atomic.Value // ModelInfo of the engine, for other goroutines
+	loaded   *Config      // the configuration the engine was loaded with
+	fatal    chan error   // the worker cannot go on
+	budget   MemoryBudget
+	queue    *Queue
+	answered *Answered
+	beat     Heartbeat
+
+	state      atomic.Value // string: one of mqtt's State constants
+	jobsOK     atomic.Uint64
+	jobsFailed atomic.Uint64
+	tokens     atomic.Uint64
+	decodeTPS  atomic.Uint64 // float64 bits of the last job's decode speed
+
+	statusKick chan struct{}
+	modelKick  chan struct{} // asks the worker to reload the model
+	newEngine  chan reloadResult
+}
+
+type reloadResult struct{ err error }
+
+// Serve runs the daemon until ctx is done: load the configuration and the
+// model inside the memory budget, connect to MQTT, tell systemd READY=1, and
+// answer requests. On ctx's end it sends STOPPING=1, lets the running job
+// finish for up to StopTimeout, publishes offline and returns nil. Errors
+// before READY (configuration, memory, model, a broker refusing us) are
+// returned.
+func Serve(ctx context.Context, opts Options) error {
+	s := &server{opts: opts, log: opts.Logger, notify: opts.Notify, start: time.Now(),
+		statusKick: make(chan struct{}, 1), modelKick: make(chan struct{}, 1), newEngine: make(chan reloadResult, 1), fatal: make(chan error, 1)}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.notify == nil {
+		s.notify = Notifier{}
+	}
+	if s.opts.Load == nil {
+		s.opts.Load = LoadLLM
+	}
+	if s.opts.StopTimeout <= 0 {
+		s.opts.StopTimeout = DefaultStopTimeout
+	}
+	s.setState(mqtt.StateStarting)
+
+	cfg, err := LoadConfig(opts.ConfigPath)
+	if err != nil {
+		return err
+	}
+	if err := cfg.CheckFiles(); err != nil {
+		return err
+	}
+	s.cfg = cfg
+	if s.topics, err = mqtt.NewTopics(cfg.MQTT.BaseTopic, cfg.MQTT.NodeID); err != nil {
+		return err
+	}
+	if err := setNice(cfg.Model.Nice); err != nil {
+		s.log.Warn("could not set the scheduling priority (model.nice)", "nice", cfg.Model.Nice, "err", err)
+	}
+	if s.budget, err = opts.System.MemoryBudget(); err != nil {
+		return err
+	}
+	s.log.Info("memory budget", "bytes", s.budget.Limit, "source", s.budget.Source)
+
+	s.setState(mqtt.StateLoading)
+	s.notify.Status("loading " + cfg.Model.Path)
+	if s.engine, err = s.load(ctx, cfg); err != nil {
+		return err
+	}
+	defer func() { s.engine.Close() }()
+
+	if s.answered, err = OpenAnswered(cfg.StateDir, answeredKeep); err != nil {
+		s.log.Warn("answered ids are kept in memory only", "err", err)
+		s.answered, _ = OpenAnswered("", answeredKeep)
+	}
+	defer s.answered.Close()
+	s.queue = NewQueue(cfg.Queue.Size, s.kickStatus)
+
+	client, err := s.newClient(cfg, s.topics)
+	if err != nil {
+		return err
+	}
+	if err := client.Connect(ctx); err != nil {
+		return err
+	}
+	s.client = client
+
+	s.setState(mqtt.StateIdle)
+	if err := s.notify.Ready(); err != nil {
+		s.log.Warn("sd_notify READY failed", "err", err)
+	}
+	s.log.Info("ready", "model", s.engine.Model().Name, "node", s.topics.Node, "request_topic", s.topics.Request())
+
+	var wg sync.WaitGroup
+	workCtx, stopWork := context.WithCancel(context.Background())
+	defer stopWork()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.worker(workCtx, ctx) }()
+	bgCtx, stopBg := context.WithCancel(context.Background())
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); s.statusLoop(bgCtx) }()
+	go func() { defer bg.Done(); s.watchdog(bgCtx) }()
+
+	fatal := s.loop(ctx)
+
+	// Shutdown: stop taking requests, let the running job finish or cancel it.
+	s.setState(mqtt.StateStopping)
+	s.notify.Stopping()
+	s.log.Info("stopping", "running", s.queue.Running(), "queued", s.queue.Depth())
+	left := s.queue.Drain() // unacknowledged: the broker delivers them again
+	if len(left) > 0 {
+		s.log.Info("queued requests left for after the restart", "count", len(left))
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	stopWork() // the worker ends after its current job
+	select {
+	case <-done:
+	case <-time.After(s.opts.StopTimeout):
+		s.log.Warn("the running job did not finish in time; cancelling it", "timeout", s.opts.StopTimeout)
+		if id := s.queue.Running(); id != "" {
+			s.queue.Cancel(id, ErrShutdown)
+		}
+		<-done
+	}
+	s.publishStatus()
+	stopBg()
+	bg.Wait()
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.currentClient().Close(closeCtx); err != nil {
+		s.log.Warn("publishing offline failed", "err", err)
+	}
+	s.log.Info("stopped")
+	return fatal
+}
+
+// load loads the model inside the memory budget and sets the Go heap limit.
+func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
+	var plan MemoryPlan
+	e, err := s.opts.Load(ctx, LoadOptions{
+		Path:         cfg.Model.Path,
+		Context:      cfg.Model.Context,
+		Threads:      cfg.Model.Threads,
+		ChatTemplate: cfg.Model.ChatTemplate,
+		Check: func(m ModelInfo) error {
+			var err error
+			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, Context: cfg.Model.Context,
+				KVBytesPerToken: m.KVBytesPerToken(), Overhead: overheadBytes})
+			if err != nil {
+				return fmt.Errorf("%w (budget from %s)", err, s.budget.Source)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if plan.Warning != "" {
+		s.log.Warn(plan.Warning)
+	}
+	debug.SetMemoryLimit(plan.HeapLimit)
+	m := e.Model()
+	s.model.Store(m)
+	s.loaded = cfg
+	s.log.Info("model loaded", "model", m.Name, "path", m.Path, "context", cfg.Model.Context, "threads", cfg.Model.Threads,
+		"kv_cache_bytes", plan.KVBytes, "heap_limit", plan.HeapLimit, "model_resident", plan.ModelResident)
+	return e, nil
+}
+
+func (s *server) config() *Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+func (s *server) currentTopics() mqtt.Topics {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.topics
+}
+
+func (s *server) currentClient() *mqtt.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client
+}
+
+func (s *server) setState(st string) {
+	if old, _ := s.state.Load().(string); old == st {
+		return
+	}
+	s.state.Store(st)
+	s.kickStatus()
+}
+
+func (s *server) kickStatus() {
+	select {
+	case s.statusKick <- struct{}{}:
+	default:
+	}
+}
+
+// subscriptions are the topic filters the node reads, with their QoS.
+func subscriptions(cfg *Config, t mqtt.Topics) map[string]byte {
+	subs := map[string]byte{t.Request(): 1, t.Cancel(): 1}
+	if cfg.MQTT.Pool != "" {
+		subs[t.PoolSubscription(cfg.MQTT.Pool)] = 1
+	}
+	if cfg.MQTT.HomeAssistant.Enabled {
+		subs[mqtt.HAStatusTopic(cfg.MQTT.HomeAssistant.DiscoveryPrefix)] = 1
+	}
+	return subs
+}
+
+func (s *server) newClient(cfg *Config, t mqtt.Topics) (*mqtt.Client, error) {
+	return mqtt.NewClient(mqtt.ClientConfig{
+		Broker:        cfg.MQTT.Broker,
+		ClientID:      mqtt.ClientID(t.Node),
+		Username:      cfg.MQTT.Username,
+		PasswordFile:  cfg.MQTT.PasswordFile,
+		CAFile:        cfg.MQTT.TLS.CA,
+		CertFile:      cfg.MQTT.TLS.Cert,
+		KeyFile:       cfg.MQTT.TLS.Key,
+		Availability:  t.Availability(),
+		Subscriptions: subscriptions(cfg, t),
+		OnReady: func(int) {
+			s.kickStatus()
+			go s.publishDiscovery()
+		},
+		Logger: s.log,
+	})
+}
+
+// loop reads messages until ctx is done or the worker fails for good.
+func (s *server) loop(ctx context.Context) error {
+	for {
+		client := s.currentClient()
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-s.fatal:
+			s.log.Error("stopping after a fatal error", "err", err)
+			return err
+		case <-s.opts.Reload:
+			s.reload(ctx)
+		case m, ok := <-client.Messages():
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				continue // the client was replaced by a reload
+			}
+			s.handle(ctx, m)
+		}
+	}
+}
+
+// handle routes one received message. It never blocks on the worker.
+func (s *server) handle(ctx context.Context, m mqtt.Message) {
+	cfg, t := s.config(), s.currentTopics()
+	switch {
+	case m.Topic == t.Request() || m.Topic == t.PoolRequest():
+		s.handleRequest(ctx, cfg, t, m)
+	case m.Topic == t.Cancel():
+		s.handleCancel(ctx, t, m)
+	case cfg.MQTT.HomeAssistant.Enabled && m.Topic == mqtt.HAStatusTopic(cfg.MQTT.HomeAssistant.DiscoveryPrefix):
+		if string(m.Payload) == mqtt.HAOnline {
+			s.log.Info("Home Assistant is online; sending discovery again")
+			go s.publishDiscovery()
+			s.kickStatus()
+		}
+		m.Ack()
+	default:
+		s.log.Warn("message on a topic we do not serve; ignored", "topic", m.Topic, "bytes", len(m.Payload))
+		m.Ack()
+	}
+}
+
+// reply is how a job is answered.
+type reply struct {
+	plain  bool   // answer bare text on Topics.Response()
+	topic  string // where the final answer goes
+	stream string // where chunks go ("" = no streaming)
+	msg    mqtt.Message
+}
+
+func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message) reply {
+	r := reply{plain: req.Plain, msg: m}
+	switch {
+	case req.Plain:
+		r.topic = t.Response()
+	case req.ReplyTo != "":
+		r.topic = req.ReplyTo
+	default:
+		r.topic = t.ResponseFor(req.ID)
+	}
+	if req.Stream && !req.Plain {
+		r.stream = t.Stream(req.ID)
+	}
+	return r
+}
+
+func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, m mqtt.Message) {
+	lim := mqtt.RequestLimits{MaxBytes: cfg.Limits.MaxPromptBytes, MaxTokens: cfg.Limits.MaxTokens,
+		NoReplyTo: []string{t.Request(), t.PoolRequest(), t.Cancel()}}
+	req, err := mqtt.ParseRequest(m.Payload, lim)
+	rp := s.replyFor(req, t, m)
+	if err == nil {
+		err = unsupported(req)
+	}
+	if err != nil {
+		s.log.Warn("bad request", "topic", m.Topic, "id", req.ID, "err", err)
+		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, "", err))
+		return
+	}
+	if !req.GeneratedID && s.answered.Has(req.ID) {
+		s.log.Info("request already answered; acknowledging the redelivery", "id", req.ID)
+		m.Ack()
+		return
+	}
+	now := time.Now()
+	e := &Entry{Job: NewJob(req, cfg), Arrived: now, Deadline: now.Add(cfg.Queue.JobTimeout), Reply: rp}
+	switch err := s.queue.Push(e); {
+	case errors.Is(err, ErrDuplicate):
+		// A redelivery of a request we are handling: its answer will
+		// acknowledge it.
+		s.log.Info("request already queued or running; ignoring the redelivery", "id", req.ID)
+	case errors.Is(err, ErrQueueFull):
+		s.log.Warn("queue full; answering busy", "id", req.ID, "size", cfg.Queue.Size)
+		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, mqtt.CodeBusy, err))
+	case err != nil:
+		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, mqtt.CodeInternal, err))
+	default:
+		s.log.Info("request queued", "id", req.ID, "depth", s.queue.Depth())
+	}
+}
+
+// unsupported refuses what this version cannot do yet, clearly.
+func unsupported(req *mqtt.Request) error {
+	field := ""
+	switch {
+	case req.JSON:
+		field = "json"
+	case req.Schema != nil:
+		field = "schema"
+	case len(req.Tools) > 0:
+		field = "tools"
+	case req.ToolChoice != nil:
+		field = "tool_choice"
+	default:
+		return nil
+	}
+	return &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: field,
+		Msg: "constrained (JSON, schema, tool) output is not supported by this version of edgellm"}
+}
+
+func (s *server) handleCancel(ctx context.Context, t mqtt.Topics, m mqtt.Message) {
+	defer m.Ack()
+	id, err := mqtt.ParseCancel(m.Payload)
+	if err != nil {
+		s.log.Warn("bad cancel request", "err", err)
+		return
+	}
+	if id == mqtt.CancelRunning {
+		if id = s.queue.Running(); id == "" {
+			s.log.Info("cancel: no job is running")
+			return
+		}
+	}
+	removed, found := s.queue.Cancel(id, ErrCancelled)
+	switch {
+	case !found:
+		s.log.Info("cancel: no such job queued or running", "id", id)
+	case removed != nil:
+		s.log.Info("cancelled a queued job", "id", id)
+		rp := removed.Reply.(reply)
+		s.answer(ctx, id, rp, mqtt.ErrorFinal(id, mqtt.CodeCancelled, errors.New("cancelled before it started")))
+	default:
+		s.log.Info("cancelling the running job", "id", id)
+	}
+}
+
+// answer publishes a final answer (QoS 1), records the id as answered and
+// acknowledges the request. When publishing fails the request stays
+// unacknowledged, so the broker delivers it again.
+func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) {
+	if f.Status == mqtt.StatusOK {
+		s.jobsOK.Add(1)
+	} else {
+		s.jobsFailed.Add(1)
+	}
+	var payload []byte
+	if rp.plain {
+		payload = f.PlainText()
+	} else {
+		var err error
+		if payload, err = marshalFinal(f); err != nil {
+			s.log.Error("encoding an answer failed", "id", id, "err", err)
+			return
+		}
+	}
+	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
+	defer cancel()
+	if err := s.currentClient().Publish(pubCtx, rp.topic, 1, false, payload); err != nil {
+		s.log.Error("publishing the answer failed; the request stays unacknowledged", "id", id, "err", err)
+		return
+	}
+	if err := s.answered.Add(id); err != nil {
+		s.log.Warn("recording the answered id failed", "id", id, "err", err)
+	}
+	rp.msg.Ack()
+	s.kickStatus()
+}
+
+// publishTimeout bounds the wait for a QoS 1 answer's acknowledgement; the
+// client keeps the message and sends it after a reconnection anyway.
+const publishTimeout = 2 * time.Minute
+
+// watchdog pings systemd while the worker makes progress.
+func (s *server) watchdog(ctx context.Context) {
+	iv, err := WatchdogInterval()
+	if err != nil {
+		s.log.Warn("watchdog", "err", err)
+		return
+	}
+	if iv <= 0 {
+		return
+	}
+	s.beat.Grace = watchdogGrace
+	w := Watchdog{Pinger: s.notify, Healthy: s.beat.Healthy, Interval: iv, Logger: s.log}
+	w.Run(ctx)
+}
