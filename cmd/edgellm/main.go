@@ -6,6 +6,7 @@
 //	edgellm eval -m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]
 //	edgellm tokenize -m MODEL [--special] [-p TEXT]
 //	edgellm info MODEL [-c CTX]
+//	edgellm serve [--config FILE] [--check]
 //
 // Errors are one line on stderr; the exit code is 2 for bad usage and 1 for
 // failures at run time.
@@ -42,6 +43,7 @@ func commands() []command {
 		{"eval", "write the logits of every position of a token sequence", cmdEval},
 		{"tokenize", "print the token ids of a text", cmdTokenize},
 		{"info", "describe a model file", cmdInfo},
+		{"serve", "answer prompts over MQTT (the daemon)", cmdServe},
 	}
 }
 
