@@ -333,7 +333,7 @@ func (c *Client) explain(err error) error {
 }
 
 // onConnect runs (on its own goroutine, started by Paho) after every
-// successful connection: publish "online", then subscribe.
+// successful connection: subscribe, then publish "online".
 func (c *Client) onConnect(paho.Client) {
 	err := c.setup()
 	select {
@@ -348,20 +348,21 @@ func (c *Client) onConnect(paho.Client) {
 	// attempt gives up on a refused subscription.
 }
 
-// setup publishes online and subscribes to the current subscriptions.
+// setup subscribes to the current subscriptions and publishes online.
 func (c *Client) setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)
 	defer cancel()
-	if err := c.Publish(ctx, c.cfg.Availability, 1, true, []byte(Online)); err != nil {
-		return err
-	}
 	c.mu.Lock()
 	subs := make(map[string]byte, len(c.subs))
 	for t, q := range c.subs {
 		subs[t] = q
 	}
 	c.mu.Unlock()
+	// Subscribe first: a device that sees "online" may publish at once.
 	if err := c.subscribe(ctx, subs); err != nil {
+		return err
+	}
+	if err := c.Publish(ctx, c.cfg.Availability, 1, true, []byte(Online)); err != nil {
 		return err
 	}
 	c.mu.Lock()

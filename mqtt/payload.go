@@ -223,20 +223,50 @@ func ParseRequest(payload []byte, lim RequestLimits) (*Request, error) {
 }
 
 // salvage reads id and reply_to leniently from a payload that failed, keeping
-// them only when valid, so the error answer reaches the requester.
+// them only when valid, so the error answer reaches the requester. It reads
+// the top-level object token by token, so the fields seen before a syntax
+// error (or trailing data) still count; invalid UTF-8 is read as U+FFFD.
 func salvage(payload []byte, lim RequestLimits) *Request {
-	var s struct {
-		ID      any `json:"id"`
-		ReplyTo any `json:"reply_to"`
+	fields := map[string]string{}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+		depth, key := 1, ""
+		for depth > 0 && len(fields) < 2 {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			if v, ok := tok.(json.Delim); ok {
+				if v == '{' || v == '[' {
+					depth++
+				} else {
+					depth--
+				}
+				key = ""
+				continue
+			}
+			if depth != 1 {
+				continue
+			}
+			if key == "" {
+				key, _ = tok.(string)
+				continue
+			}
+			if str, ok := tok.(string); ok && (key == "id" || key == "reply_to") {
+				if _, seen := fields[key]; !seen {
+					fields[key] = str
+				}
+			}
+			key = ""
+		}
 	}
-	_ = json.Unmarshal(payload, &s) // best effort: fields not read stay nil
 	r := &Request{}
-	if id, ok := s.ID.(string); ok && ValidateRequestID(id) == nil {
+	if id, ok := fields["id"]; ok && ValidateRequestID(id) == nil {
 		r.ID = id
 	} else {
 		r.ID, r.GeneratedID = NewID(), true
 	}
-	if rt, ok := s.ReplyTo.(string); ok && validReplyTo(rt, lim) == nil {
+	if rt, ok := fields["reply_to"]; ok && validReplyTo(rt, lim) == nil {
 		r.ReplyTo = rt
 	}
 	return r

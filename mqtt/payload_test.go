@@ -69,8 +69,8 @@ func TestParseRequestErrors(t *testing.T) {
 		{"too long json keeps id", `{"id":"big","reply_to":"a/b","prompt":"` + long + `"}`, CodeTooLong, "", "limits.max_prompt_bytes", "big", "a/b"},
 		{"invalid utf-8 plain", "caf\xc3(", CodeBadRequest, "", "not valid UTF-8 (bad byte at offset 3)", "", ""},
 		{"invalid utf-8 json", `{"id":"u1","prompt":"caf` + "\xff" + `"}`, CodeBadRequest, "", "not valid UTF-8", "u1", ""},
-		{"syntax error", `{"id":"s1", "prompt": }`, CodeBadRequest, "", "invalid JSON at byte", "", ""},
-		{"truncated", `{"id":"t1","prompt":"hi"`, CodeBadRequest, "", "ends in the middle", "", ""},
+		{"syntax error", `{"id":"s1", "prompt": }`, CodeBadRequest, "", "invalid JSON at byte", "s1", ""},
+		{"truncated", `{"id":"t1","prompt":"hi"`, CodeBadRequest, "", "ends in the middle", "t1", ""}, // fields before the error still route
 		{"trailing data", `{"prompt":"hi"} {"prompt":"again"}`, CodeBadRequest, "", "trailing data", "", ""},
 		{"unknown field", `{"id":"k1","prompt":"hi","temprature":0.5}`, CodeBadRequest, "temprature", "unknown field; the fields are: chat_template, id,", "k1", ""},
 		{"nested unknown field", `{"id":"k2","messages":[{"role":"user","content":"x","name":"bob"}]}`, CodeBadRequest, "name", "unknown field", "k2", ""},
