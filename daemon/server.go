@@ -153,10 +153,13 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.client = client // before Connect: OnReady uses it
+	s.mu.Unlock()
 	if err := client.Connect(ctx); err != nil {
+		client.Close(context.Background())
 		return err
 	}
-	s.client = client
 
 	s.setState(mqtt.StateIdle)
 	if err := s.notify.Ready(); err != nil {

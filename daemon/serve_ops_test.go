@@ -1,0 +1,574 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edgellm/edgellm/mqtt"
+	"github.com/edgellm/edgellm/mqtt/mqtttest"
+)
+
+// serveEnv, when set in the environment, makes the test binary run the
+// daemon on that configuration file instead of the tests: the tests that
+// kill or signal the daemon start it as a process of its own this way.
+const serveEnv = "EDGELLM_TEST_SERVE_CONFIG"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(serveEnv); path != "" {
+		if err := Run(Options{ConfigPath: path, Version: "test", Logger: NewLogger(-4)}); err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// daemonProcess is the daemon running as a child process.
+type daemonProcess struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	done chan error
+}
+
+// startProcess runs the daemon on the configuration at path in a child
+// process and returns once it is online on b. env adds environment variables.
+func startProcess(t *testing.T, b *mqtttest.Broker, path string, env ...string) *daemonProcess {
+	t.Helper()
+	watch := b.Peer(t, mqtttest.PeerOptions{})
+	watch.Subscribe("edgellm/pi1/availability", 1)
+	defer watch.Disconnect()
+	p := &daemonProcess{t: t, log: &bytes.Buffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	p.cmd.Env = append(append(os.Environ(), serveEnv+"="+path), env...)
+	p.cmd.Stderr = &lockedWriter{w: p.log}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+		p.done <- nil
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", p.log)
+		}
+	})
+	for {
+		if m := watch.Next(wait); m.Payload == mqtt.Online && !m.Retained {
+			return p
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// waitExit waits for the process to end and returns its error.
+func (p *daemonProcess) waitExit() error {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(wait):
+		p.t.Fatal("the daemon did not exit")
+		return nil
+	}
+}
+
+// retained returns the retained payload of topic as a fresh subscriber sees
+// it, waiting for one when there is none yet or it is not want (when want
+// is set).
+func retained(t *testing.T, b *mqtttest.Broker, topic, want string) string {
+	t.Helper()
+	p := b.Peer(t, mqtttest.PeerOptions{})
+	defer p.Disconnect()
+	p.Subscribe(topic, 1)
+	for {
+		m := p.Next(wait)
+		if want == "" || m.Payload == want || strings.Contains(m.Payload, want) {
+			return m.Payload
+		}
+	}
+}
+
+// finals collects final answers to the given ids until each has one, and
+// then until the answer to a last request shows that nothing more is coming.
+func (c *client) finals(ids []string) map[string][]mqtt.Final {
+	c.t.Helper()
+	got := map[string][]mqtt.Final{}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	count := 0
+	for count < len(ids) {
+		m := c.next(func(s string) bool {
+			return strings.HasPrefix(s, "edgellm/pi1/response/") && !strings.HasSuffix(s, "/stream")
+		})
+		f := decodeFinal(c.t, m.Payload)
+		if want[f.ID] && len(got[f.ID]) == 0 {
+			count++
+		}
+		got[f.ID] = append(got[f.ID], f)
+	}
+	// The worker answers in order and busy answers go out at once, so once
+	// the answer to a request sent now arrives, no earlier answer is pending.
+	c.publish(reqTopic, `{"id":"sentinel","prompt":"x","max_tokens":1}`)
+	for {
+		m := c.next(func(s string) bool {
+			return strings.HasPrefix(s, "edgellm/pi1/response/") && !strings.HasSuffix(s, "/stream")
+		})
+		f := decodeFinal(c.t, m.Payload)
+		if f.ID == "sentinel" {
+			return got
+		}
+		got[f.ID] = append(got[f.ID], f)
+	}
+}
+
+// long is the configuration of tests that need jobs running for a while:
+// greedy decoding of the tiny model from "Once upon a time" (with the default repeat penalty) goes on for 527
+// tokens before its end-of-text token.
+var long = map[string]any{"model.context": 2048, "limits.max_tokens": 1024}
+
+func TestServeQueueFullAnswersBusy(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.size": 4}), Options{})
+	c := newClient(t, b, "t-busy", "edgellm/pi1/response/#")
+	var ids []string
+	for i := range 20 {
+		id := fmt.Sprintf("q%02d", i)
+		ids = append(ids, id)
+		c.publish(reqTopic, `{"id":"`+id+`","prompt":"Once upon a time","max_tokens":200,"temperature":0}`)
+	}
+	got := c.finals(ids)
+	ok, busy := 0, 0
+	for _, id := range ids {
+		fs := got[id]
+		if len(fs) != 1 {
+			t.Fatalf("%s: %d answers, want exactly one: %+v", id, len(fs), fs)
+		}
+		switch f := fs[0]; {
+		case f.Status == mqtt.StatusOK && f.Usage.CompletionTokens == 200:
+			ok++
+		case f.Status == mqtt.StatusError && f.Error.Code == mqtt.CodeBusy:
+			busy++
+		default:
+			t.Fatalf("%s: unexpected answer %+v", id, f)
+		}
+	}
+	// One running and four queued fit; the rest arrived while they ran.
+	if ok < 5 || busy == 0 || ok+busy != 20 {
+		t.Fatalf("%d ok, %d busy", ok, busy)
+	}
+	t.Logf("%d answered, %d busy", ok, busy)
+}
+
+// firstChunk waits until the streamed job id has produced text (it is running).
+func (c *client) firstChunk(id string) {
+	c.t.Helper()
+	c.next(topicIs("edgellm/pi1/response/" + id + "/stream"))
+}
+
+func TestServeCancel(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, long), Options{})
+	c := newClient(t, b, "t-cancel", "edgellm/pi1/response/#")
+	c.publish(reqTopic, `{"id":"run","prompt":"Once upon a time","max_tokens":500,"temperature":0,"stream":true}`)
+	c.publish(reqTopic, `{"id":"wait","prompt":"Once upon a time","max_tokens":500}`)
+	c.firstChunk("run")
+
+	// The queued job is answered at once, the running one stops.
+	c.publish(cancelTopic, `{"id":"wait"}`)
+	if f := c.final("wait"); f.Status != mqtt.StatusError || f.Error.Code != mqtt.CodeCancelled || f.FinishReason != mqtt.FinishCancelled {
+		t.Fatalf("queued job: %+v", f)
+	}
+	c.publish(cancelTopic, "run") // the bare id works too
+	f := c.final("run")
+	if f.Status != mqtt.StatusError || f.Error.Code != mqtt.CodeCancelled || f.FinishReason != mqtt.FinishCancelled ||
+		f.Usage == nil || f.Usage.CompletionTokens >= 500 || f.Usage.CompletionTokens == 0 || f.Text == "" {
+		t.Fatalf("running job: %+v usage %+v", f, f.Usage)
+	}
+
+	// "*" (Home Assistant's cancel button) cancels whatever runs.
+	c.publish(reqTopic, `{"id":"any","prompt":"Once upon a time","max_tokens":500,"temperature":0,"stream":true}`)
+	c.firstChunk("any")
+	c.publish(cancelTopic, `{"id":"*"}`)
+	if f := c.final("any"); f.FinishReason != mqtt.FinishCancelled {
+		t.Fatalf("cancel *: %+v", f)
+	}
+	c.publish(reqTopic, `{"id":"after","prompt":"x","max_tokens":3}`)
+	if f := c.final("after"); f.Status != mqtt.StatusOK {
+		t.Fatalf("after cancels: %+v", f)
+	}
+}
+
+func TestServeSurvivesBrokerRestart(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, nil), Options{})
+	c := newClient(t, b, "t-restart", "edgellm/pi1/response/#")
+	c.publish(reqTopic, `{"id":"long","prompt":"Once upon a time","max_tokens":250,"temperature":0,"stream":true}`)
+	c.firstChunk("long")
+	b.Restart()
+	got := c.finals([]string{"long"})
+	if fs := got["long"]; len(fs) != 1 || fs[0].Status != mqtt.StatusOK || fs[0].Usage.CompletionTokens != 250 {
+		t.Fatalf("answers after the broker restart: %+v", fs)
+	}
+}
+
+func TestServeKilledDaemonAnswersQueuedRequestsOnce(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	path := writeConfig(t, dir, b, long)
+	p := startProcess(t, b, path)
+	c := newClient(t, b, "t-kill", "edgellm/pi1/response/#")
+	ids := []string{"k1", "k2", "k3"}
+	for _, id := range ids {
+		c.publish(reqTopic, `{"id":"`+id+`","prompt":"Once upon a time","max_tokens":500,"temperature":0,"stream":true}`)
+	}
+	c.firstChunk("k1")
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.waitExit()
+	// The broker publishes the will.
+	if got := retained(t, b, "edgellm/pi1/availability", mqtt.Offline); got != mqtt.Offline {
+		t.Fatalf("availability after SIGKILL: %q", got)
+	}
+	startProcess(t, b, path)
+	got := c.finals(ids)
+	for _, id := range ids {
+		if fs := got[id]; len(fs) != 1 || fs[0].Status != mqtt.StatusOK || fs[0].Usage.CompletionTokens != 500 {
+			t.Fatalf("%s: answers %+v, want exactly one complete answer", id, fs)
+		}
+	}
+}
+
+// notifyListener is a unixgram NOTIFY_SOCKET that collects datagrams.
+type notifyListener struct {
+	path string
+	conn *net.UnixConn
+}
+
+func listenNotify(t *testing.T) *notifyListener {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &notifyListener{path: path, conn: conn}
+}
+
+// read returns the next datagram, or "" when none arrives within d.
+func (n *notifyListener) read(t *testing.T, d time.Duration) string {
+	t.Helper()
+	buf := make([]byte, 4096)
+	n.conn.SetReadDeadline(time.Now().Add(d))
+	k, err := n.conn.Read(buf)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(buf[:k])
+}
+
+// until reads datagrams until one starts with prefix, returning those seen.
+func (n *notifyListener) until(t *testing.T, prefix string) []string {
+	t.Helper()
+	var seen []string
+	for {
+		m := n.read(t, wait)
+		if m == "" {
+			t.Fatalf("no %s datagram; saw %q", prefix, seen)
+		}
+		seen = append(seen, m)
+		if strings.HasPrefix(m, prefix) {
+			return seen
+		}
+	}
+}
+
+func TestServeNotifySequenceAndSIGTERM(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	n := listenNotify(t)
+	p := startProcess(t, b, writeConfig(t, dir, b, nil), "NOTIFY_SOCKET="+n.path, "WATCHDOG_USEC=400000")
+	seen := n.until(t, "READY=1")
+	if !strings.HasPrefix(seen[0], "STATUS=loading") {
+		t.Errorf("first datagrams %q: want STATUS=loading first", seen)
+	}
+	// READY came after the subscription: a request sent now is answered
+	// (the node's session is new, so it would be lost otherwise).
+	c := newClient(t, b, "t-notify", "edgellm/pi1/response/#")
+	c.publish(reqTopic, `{"id":"n1","prompt":"x","max_tokens":3}`)
+	if f := c.final("n1"); f.Status != mqtt.StatusOK {
+		t.Fatalf("answer: %+v", f)
+	}
+	n.until(t, "WATCHDOG=1")
+	n.until(t, "WATCHDOG=1")
+	if got := retained(t, b, "edgellm/pi1/status", `"state":"idle"`); !strings.Contains(got, `"model":"tiny-test-f32"`) ||
+		!strings.Contains(got, `"version":"test"`) || !strings.Contains(got, `"jobs_ok":1`) {
+		t.Errorf("retained status: %s", got)
+	}
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	n.until(t, "STOPPING=1")
+	if err := p.waitExit(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	if got := retained(t, b, "edgellm/pi1/availability", ""); got != mqtt.Offline {
+		t.Errorf("availability after SIGTERM: %q", got)
+	}
+	if got := retained(t, b, "edgellm/pi1/status", ""); !strings.Contains(got, `"state":"stopping"`) {
+		t.Errorf("status after SIGTERM: %s", got)
+	}
+}
+
+// wedgedEngine is an engine whose job hangs without progress until released,
+// standing in for a bug that the real engine cannot be made to have.
+type wedgedEngine struct {
+	started chan struct{}
+	release chan struct{}
+}
+
+func (w *wedgedEngine) Model() ModelInfo {
+	return ModelInfo{Name: "wedged", Layers: 1, KVDim: 8, FileBytes: 1}
+}
+
+func (w *wedgedEngine) Run(ctx context.Context, job Job) (Outcome, error) {
+	w.started <- struct{}{}
+	<-w.release
+	return Outcome{Text: "late", FinishReason: mqtt.FinishStop}, nil
+}
+
+func (w *wedgedEngine) Close() error { return nil }
+
+func TestServeWatchdogStopsWhenWorkerWedged(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	n := listenNotify(t)
+	t.Setenv("NOTIFY_SOCKET", n.path)
+	t.Setenv("WATCHDOG_USEC", "200000") // ping every 100 ms; 3 stalled checks stop the pings
+	eng := &wedgedEngine{started: make(chan struct{}, 1), release: make(chan struct{})}
+	load := func(ctx context.Context, o LoadOptions) (Engine, error) { return eng, o.Check(eng.Model()) }
+	startServe(t, b, writeConfig(t, dir, b, nil), Options{Load: load})
+	n.until(t, "READY=1")
+	n.until(t, "WATCHDOG=1")
+	c := newClient(t, b, "t-wedge", "edgellm/pi1/response/#")
+	c.publish(reqTopic, `{"id":"w","prompt":"x","max_tokens":3}`)
+	<-eng.started
+	// Pings stop: a full second (ten intervals) without one.
+	deadline := time.Now().Add(wait)
+	for last := time.Now(); ; {
+		m := n.read(t, time.Second)
+		if m == "" {
+			break
+		}
+		if strings.HasPrefix(m, "WATCHDOG=1") {
+			last = time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pings went on while the worker was wedged (last %v ago)", time.Since(last))
+		}
+	}
+	close(eng.release)
+	n.until(t, "WATCHDOG=1")
+	if f := c.final("w"); f.Text != "late" {
+		t.Fatalf("answer: %+v", f)
+	}
+}
+
+func TestServeReload(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	n := listenNotify(t)
+	t.Setenv("NOTIFY_SOCKET", n.path)
+	path := writeConfig(t, dir, b, nil)
+	d := startServe(t, b, path, Options{})
+	n.until(t, "READY=1")
+
+	// New topics and limits, same model: answered on the new topic at once.
+	writeConfig(t, dir, b, map[string]any{"mqtt.base_topic": "home/llm", "limits.max_tokens": 5})
+	d.reload <- struct{}{}
+	n.until(t, "RELOADING=1")
+	n.until(t, "READY=1")
+	c := newClient(t, b, "t-reload", "home/llm/pi1/response/#")
+	c.publish("home/llm/pi1/request", `{"id":"h1","prompt":"Once upon a time"}`)
+	m := c.next(topicIs("home/llm/pi1/response/h1"))
+	if f := decodeFinal(t, m.Payload); f.Status != mqtt.StatusOK || f.Usage.CompletionTokens != 5 {
+		t.Fatalf("answer after reload: %+v", f)
+	}
+	if got := retained(t, b, "edgellm/pi1/availability", ""); got != mqtt.Offline {
+		t.Errorf("old availability topic: %q", got)
+	}
+	if got := retained(t, b, "home/llm/pi1/availability", ""); got != mqtt.Online {
+		t.Errorf("new availability topic: %q", got)
+	}
+
+	// A broken file changes nothing.
+	if err := os.WriteFile(path, []byte("model:\n  contxt: 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.reload <- struct{}{}
+	n.until(t, "READY=1")
+	c.publish("home/llm/pi1/request", `{"id":"h2","prompt":"Once upon a time"}`)
+	if f := decodeFinal(t, c.next(topicIs("home/llm/pi1/response/h2")).Payload); f.Usage.CompletionTokens != 5 {
+		t.Fatalf("after a bad reload: %+v", f)
+	}
+
+	// Another model.
+	writeConfig(t, dir, b, map[string]any{"mqtt.base_topic": "home/llm", "model.path": modelPath(t, "qwen2-tiny-q8_0.gguf")})
+	d.reload <- struct{}{}
+	n.until(t, "RELOADING=1")
+	n.until(t, "READY=1")
+	if got := retained(t, b, "home/llm/pi1/status", `"state":"idle"`); !strings.Contains(got, `"model":"qwen2-tiny`) {
+		t.Fatalf("status after the model reload: %s", got)
+	}
+	c.publish("home/llm/pi1/request", `{"id":"h3","prompt":"Hello","max_tokens":4}`)
+	if f := decodeFinal(t, c.next(topicIs("home/llm/pi1/response/h3")).Payload); f.Status != mqtt.StatusOK {
+		t.Fatalf("answer from the new model: %+v", f)
+	}
+}
+
+func TestServeTLSAndPassword(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{TLS: true, Users: map[string]string{"edgellm": "s3cret", "dev": "devpw"}})
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "password")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := writeConfig(t, dir, b, map[string]any{"mqtt.broker": b.TLSURL(), "mqtt.tls.ca": b.CAFile,
+		"mqtt.username": "edgellm", "mqtt.password_file": pw})
+	// startServe's watcher connects anonymously, which this broker refuses:
+	// watch with a user instead.
+	watch := b.Peer(t, mqtttest.PeerOptions{Username: "dev", Password: "devpw"})
+	watch.Subscribe("edgellm/pi1/#", 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, Options{ConfigPath: path, Version: "test", Reload: make(chan struct{}), Logger: testLogger(t)})
+	}()
+	defer func() { cancel(); <-done }()
+	for m := watch.Next(wait); m.Topic != "edgellm/pi1/availability" || m.Payload != mqtt.Online; m = watch.Next(wait) {
+	}
+	watch.Publish(reqTopic, 1, false, `{"id":"tls","prompt":"x","max_tokens":3}`)
+	for {
+		m := watch.Next(wait)
+		if m.Topic == "edgellm/pi1/response/tls" {
+			if f := decodeFinal(t, m.Payload); f.Status != mqtt.StatusOK {
+				t.Fatalf("answer over TLS: %+v", f)
+			}
+			return
+		}
+	}
+}
+
+func TestServeFleetPool(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, map[string]any{"mqtt.pool": "kitchen"}), Options{})
+	c := newClient(t, b, "t-pool", "edgellm/pi1/response/#")
+	c.publish("edgellm/pool/request", `{"id":"p1","prompt":"x","max_tokens":3}`)
+	if f := c.final("p1"); f.Status != mqtt.StatusOK {
+		t.Fatalf("pool answer: %+v", f)
+	}
+}
+
+func TestServeDiscoveryResentWhenHomeAssistantStarts(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, nil), Options{})
+	c := newClient(t, b, "t-ha", "homeassistant/+/pi1/+/config")
+	first := map[string]string{}
+	for len(first) < 8 {
+		m := c.next(func(string) bool { return true })
+		first[m.Topic] = m.Payload
+	}
+	c.publish("homeassistant/status", "online")
+	again := map[string]string{}
+	for len(again) < 8 {
+		m := c.next(func(string) bool { return true })
+		if m.Retained {
+			t.Fatalf("%s: re-sent config arrived as retained", m.Topic)
+		}
+		again[m.Topic] = m.Payload
+	}
+	for topic, p := range first {
+		var cfg map[string]any
+		if err := json.Unmarshal([]byte(p), &cfg); err != nil || again[topic] != p {
+			t.Fatalf("%s: %v; first %s, again %s", topic, err, p, again[topic])
+		}
+		if dev, ok := cfg["device"].(map[string]any); !ok || dev["model"] != "tiny-test-f32" {
+			t.Errorf("%s: device %v", topic, cfg["device"])
+		}
+	}
+}
+
+func TestServeTrimsLongConversation(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, nil), Options{})
+	c := newClient(t, b, "t-trim", "edgellm/pi1/response/#")
+	msgs := []mqtt.ChatMessage{{Role: "system", Content: "You are terse."}}
+	for i := range 20 {
+		msgs = append(msgs, mqtt.ChatMessage{Role: "user", Content: fmt.Sprintf("question %d %s", i, strings.Repeat("blah ", 10))},
+			mqtt.ChatMessage{Role: "assistant", Content: fmt.Sprintf("answer %d %s", i, strings.Repeat("yes ", 10))})
+	}
+	msgs = append(msgs, mqtt.ChatMessage{Role: "user", Content: "last question"})
+	req, _ := json.Marshal(map[string]any{"id": "trim", "messages": msgs, "max_tokens": 64, "chat_template": "chatml"})
+	c.publish(reqTopic, string(req))
+	f := c.final("trim")
+	if f.Status != mqtt.StatusOK || f.Usage.DroppedTokens == 0 || f.Usage.PromptTokens+64 > 512 || f.Usage.PromptTokens < 300 {
+		t.Fatalf("answer: %+v usage %+v", f, f.Usage)
+	}
+	t.Logf("prompt %d tokens after dropping %d", f.Usage.PromptTokens, f.Usage.DroppedTokens)
+}
+
+func TestServeRefusesContextOverBudget(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	sys := fakeSystem(t, map[string]string{
+		"proc/self/cgroup":                         "0::/edgellm.service\n",
+		"proc/meminfo":                             meminfo4G,
+		"sys/fs/cgroup/cgroup.controllers":         "memory\n",
+		"sys/fs/cgroup/edgellm.service/memory.max": fmt.Sprint(66 * MiB), // 2 MiB beside the overhead
+	})
+	path := writeConfig(t, dir, b, map[string]any{"model.context": 4096, "limits.max_tokens": 64})
+	err := Serve(context.Background(), Options{ConfigPath: path, System: sys, Logger: testLogger(t)})
+	if err == nil || !strings.Contains(err.Error(), "context 4096 needs 8 MiB of KV cache") ||
+		!strings.Contains(err.Error(), "the largest context that fits is 1024") {
+		t.Fatalf("Serve = %v", err)
+	}
+}
