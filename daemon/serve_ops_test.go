@@ -572,3 +572,27 @@ func TestServeRefusesContextOverBudget(t *testing.T) {
 		t.Fatalf("Serve = %v", err)
 	}
 }
+
+// stuckEngine never finishes a job by itself; it stops when the job's
+// context ends (as the real engine does between tokens).
+type stuckEngine struct{ wedgedEngine }
+
+func (s *stuckEngine) Run(ctx context.Context, job Job) (Outcome, error) {
+	job.OnText("partial")
+	<-ctx.Done()
+	return Outcome{Text: "partial", FinishReason: mqtt.FinishCancelled}, ctx.Err()
+}
+
+func TestServeJobTimeout(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	eng := &stuckEngine{}
+	load := func(ctx context.Context, o LoadOptions) (Engine, error) { return eng, o.Check(eng.Model()) }
+	startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.job_timeout": "1s"}), Options{Load: load})
+	c := newClient(t, b, "t-timeout", "edgellm/pi1/response/#")
+	c.publish(reqTopic, `{"id":"slow","prompt":"x"}`)
+	f := c.final("slow")
+	if f.Status != mqtt.StatusError || f.Error.Code != mqtt.CodeTimeout || f.FinishReason != mqtt.FinishTimeout || f.Text != "partial" {
+		t.Fatalf("answer: %+v (error %+v)", f, f.Error)
+	}
+}
