@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"time"
-
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
@@ -29,21 +27,11 @@ func (c chatTemplate) Render(msgs []mqtt.ChatMessage) (string, error) {
 func (c chatTemplate) StopStrings() []string { return c.t.StopStrings() }
 
 // resolveTemplate picks the chat template: name (a family name or Jinja
-// text) when set, else the one in the model file (tokenizer.chat_template).
-// A model without a recognised template is an error, never a guess.
+// text) when set, else the one in the model file.
 func resolveTemplate(name string, m *inference.Model) (promptTemplate, error) {
-	own, _ := m.File.String("tokenizer.chat_template")
-	t, err := chat.Choose(name, own, "")
+	t, err := m.ChatTemplate(name)
 	if err != nil {
 		return nil, err
 	}
-	tok := m.Tokenizer
-	if id := tok.BOS(); id >= 0 {
-		t.BOS = tok.Text(id)
-	}
-	if id := tok.EOS(); id >= 0 {
-		t.EOS = tok.Text(id)
-	}
-	t.Date = time.Now().Format("02 Jan 2006")
 	return chatTemplate{t}, nil
 }

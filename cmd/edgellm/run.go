@@ -10,6 +10,7 @@ import (
 	"os/signal"
 
 	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/inference/sampler"
 )
 
@@ -22,12 +23,14 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("s", 42, "random seed")
 	ctxLen := fs.Int("c", 0, "context length (default: the model's, at most 2048)")
 	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
+	asChat := fs.Bool("chat", false, "send the prompt as a user message, formatted with the chat template")
+	tmplName := fs.String("chat-template", "", "chat template for --chat: chatml, zephyr, llama2, llama3, llama3.1, phi3 (default: the model's)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want exactly one MODEL argument, got %d (usage: edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k TOP_P] [-s SEED] [-c CTX] [-j THREADS])", len(pos))
+		return usagef("want exactly one MODEL argument, got %d (usage: edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k TOP_P] [-s SEED] [-c CTX] [-j THREADS] [--chat [--chat-template NAME]])", len(pos))
 	}
 	if *n <= 0 {
 		return usagef("-n %d: must be positive", *n)
@@ -67,6 +70,17 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx := *ctxLen
 	if ctx == 0 {
 		ctx = min(m.Config.NCtxTrain, 2048)
+	}
+	if *asChat {
+		t, err := m.ChatTemplate(*tmplName)
+		if err != nil {
+			return fmt.Errorf("--chat: %w (choose one with --chat-template)", err)
+		}
+		if text, err = t.Render([]chat.Message{{Role: chat.RoleUser, Content: text}}, true); err != nil {
+			return fmt.Errorf("--chat: %w", err)
+		}
+	} else if *tmplName != "" {
+		return usagef("--chat-template needs --chat")
 	}
 	ids, err := m.Tokenizer.Encode(text, true)
 	if err != nil {
