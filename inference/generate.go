@@ -70,8 +70,9 @@ func NewGenerator(s *State, tok *tokenizer.Tokenizer) *Generator {
 	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false)}
 }
 
-// Prefill consumes prompt tokens from the state's current position and returns
-// the logits after the last one.
+// Prefill consumes prompt tokens from the state's current position, in
+// batches (see State.Prefill), and returns the logits after the last one. It
+// checks ctx between batches.
 func (g *Generator) Prefill(ctx context.Context, prompt []int32) ([]float32, error) {
 	s := g.State
 	if len(prompt) == 0 {
@@ -80,19 +81,7 @@ func (g *Generator) Prefill(ctx context.Context, prompt []int32) ([]float32, err
 	if n := s.Pos() + len(prompt); n > s.Ctx() {
 		return nil, fmt.Errorf("inference: prompt of %d tokens does not fit in the context of %d tokens", n, s.Ctx())
 	}
-	var logits []float32
-	for i, id := range prompt {
-		if i%16 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		var err error
-		if logits, err = s.Forward(id, i == len(prompt)-1); err != nil {
-			return nil, err
-		}
-	}
-	return logits, nil
+	return s.Prefill(ctx, prompt, true)
 }
 
 // Generate resets the state, consumes prompt and generates up to

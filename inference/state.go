@@ -1,8 +1,8 @@
 package inference
 
 import (
+	"context"
 	"fmt"
-	"math"
 
 	"github.com/edgellm/edgellm/kernels"
 )
@@ -25,7 +25,8 @@ func newKVCache(c *Config, ctx int) KVCache {
 
 // State is one inference session over a Model: the KV cache, the position
 // reached and every scratch buffer of the forward pass, allocated once so that
-// computing a token allocates nothing. A State is not safe for concurrent use.
+// computing a token allocates nothing. The scratch buffers hold a batch of up
+// to MaxBatch tokens, one row each. A State is not safe for concurrent use.
 type State struct {
 	m    *Model
 	c    *Config
@@ -33,50 +34,18 @@ type State struct {
 	rope ropeTables
 	pos  int
 
-	x, xb, xb2 []float32 // residual stream and normalised copies (NEmbd)
-	q, k, v    []float32 // projections (NHead·HeadDim, KVDim, KVDim)
-	att        []float32 // attention output (NHead·HeadDim)
-	hb, hb2    []float32 // feed-forward hidden (NFF)
-	logits     []float32 // NVocab
-	in         input     // quantized input of the current matmuls
+	x, xb, xb2 []float32  // residual stream and normalised copies (NEmbd per row)
+	q, k, v    []float32  // projections (NHead·HeadDim, KVDim, KVDim per row)
+	att        []float32  // attention output (NHead·HeadDim per row)
+	hb, hb2    []float32  // feed-forward hidden (NFF per row)
+	logits     []float32  // logitRows rows of NVocab
+	logitRows  int        // positions whose logits are computed at once
+	in         batchInput // quantized input of the current matmuls
+	one        [1]int32   // the batch of Forward
 
 	pool   *kernels.Pool
-	mv     kernels.MatVecJob
+	mm     kernels.MatMulJob
 	attJob attentionJob
-}
-
-// input is a float vector together with its quantized forms, each made at most
-// once however many matrices multiply it.
-type input struct {
-	x     []float32
-	acts  [len(activationKinds)]kernels.Activation
-	valid [len(activationKinds)]bool
-}
-
-// activationKinds are the formats a matmul input can be quantized to.
-var activationKinds = [...]kernels.Type{kernels.F32, kernels.F16, kernels.BF16, kernels.Q8_0, kernels.Q8_1, kernels.Q8_K}
-
-func kindSlot(kind kernels.Type) int {
-	for i, k := range activationKinds {
-		if k == kind {
-			return i
-		}
-	}
-	panic("inference: unknown activation kind " + kind.String())
-}
-
-func (in *input) set(x []float32) {
-	in.x = x
-	in.valid = [len(activationKinds)]bool{}
-}
-
-func (in *input) act(kind kernels.Type) *kernels.Activation {
-	s := kindSlot(kind)
-	if !in.valid[s] {
-		kernels.QuantizeActivation(&in.acts[s], kind, in.x)
-		in.valid[s] = true
-	}
-	return &in.acts[s]
 }
 
 // NewState allocates a session with room for ctx positions (0: the model's
@@ -90,31 +59,25 @@ func (m *Model) NewState(ctx, threads int) (*State, error) {
 	if ctx > 1<<20 {
 		return nil, fmt.Errorf("inference: context %d is too large", ctx)
 	}
+	buf := func(width int) []float32 { return make([]float32, maxBatch*width) }
+	logitRows := min(maxBatch, max(1, logitBudget/c.NVocab))
 	s := &State{
 		m: m, c: c,
-		KV:     newKVCache(c, ctx),
-		rope:   newRopeTables(c, m.RopeFactors, ctx),
-		x:      make([]float32, c.NEmbd),
-		xb:     make([]float32, c.NEmbd),
-		xb2:    make([]float32, c.NEmbd),
-		q:      make([]float32, c.NHead*c.HeadDim),
-		k:      make([]float32, c.KVDim()),
-		v:      make([]float32, c.KVDim()),
-		att:    make([]float32, c.NHead*c.HeadDim),
-		hb:     make([]float32, c.NFF),
-		hb2:    make([]float32, c.NFF),
-		logits: make([]float32, c.NVocab),
-		pool:   kernels.NewPool(threads),
-	}
-	s.attJob.s = s
-	// Grow the activation buffers to their largest size now, so that the
-	// token loop never allocates.
-	for _, n := range []int{c.NEmbd, c.NHead * c.HeadDim, c.NFF} {
-		for i, kind := range activationKinds {
-			if n%kind.BlockSize() == 0 {
-				s.in.acts[i].Reset(kind, n)
-			}
-		}
+		KV:        newKVCache(c, ctx),
+		rope:      newRopeTables(c, m.RopeFactors, ctx),
+		x:         buf(c.NEmbd),
+		xb:        buf(c.NEmbd),
+		xb2:       buf(c.NEmbd),
+		q:         buf(c.NHead * c.HeadDim),
+		k:         buf(c.KVDim()),
+		v:         buf(c.KVDim()),
+		att:       buf(c.NHead * c.HeadDim),
+		hb:        buf(c.NFF),
+		hb2:       buf(c.NFF),
+		logits:    make([]float32, logitRows*c.NVocab),
+		logitRows: logitRows,
+		in:        newBatchInput(m),
+		pool:      kernels.NewPool(threads),
 	}
 	return s, nil
 }
@@ -124,6 +87,10 @@ func (s *State) Close() { s.pool.Close() }
 
 // Threads is the number of threads the state computes on.
 func (s *State) Threads() int { return s.pool.Threads() }
+
+// MaxBatch is the number of tokens that go through the model together when
+// several are consumed at once (Prefill, Eval).
+func (s *State) MaxBatch() int { return maxBatch }
 
 // Model returns the model the state runs.
 func (s *State) Model() *Model { return s.m }
@@ -145,10 +112,21 @@ func (s *State) Rewind(n int) {
 	}
 }
 
-// matmul computes out = W · in.
-func (s *State) matmul(out []float32, w *Matrix) {
-	a := s.in.act(w.Type.ActivationKind())
-	s.pool.MatVec(&s.mv, w.Type, w.Data, w.RowBytes, a, out)
+// check returns an error unless every token is in the vocabulary and they all
+// fit in the context after the current position.
+func (s *State) check(tokens []int32) error {
+	for _, id := range tokens {
+		if id < 0 || int(id) >= s.c.NVocab {
+			return fmt.Errorf("inference: token id %d out of range [0, %d)", id, s.c.NVocab)
+		}
+	}
+	if s.pos+len(tokens) > s.KV.Ctx {
+		if s.pos >= s.KV.Ctx {
+			return fmt.Errorf("inference: context full (%d tokens)", s.KV.Ctx)
+		}
+		return fmt.Errorf("inference: %d tokens at position %d do not fit in the context of %d tokens", len(tokens), s.pos, s.KV.Ctx)
+	}
+	return nil
 }
 
 // Forward consumes one token at the next position and, when wantLogits is set,
@@ -156,116 +134,65 @@ func (s *State) matmul(out []float32, w *Matrix) {
 // the next call). It returns an error when the context is full or the token id
 // is out of range.
 func (s *State) Forward(token int32, wantLogits bool) ([]float32, error) {
-	c := s.c
-	if token < 0 || int(token) >= c.NVocab {
-		return nil, fmt.Errorf("inference: token id %d out of range [0, %d)", token, c.NVocab)
+	s.one[0] = token
+	if err := s.check(s.one[:]); err != nil {
+		return nil, err
 	}
-	if s.pos >= s.KV.Ctx {
-		return nil, fmt.Errorf("inference: context full (%d tokens)", s.KV.Ctx)
-	}
-	m := s.m
-	kernels.DequantizeRow(m.Embed.Type, m.Embed.Row(int(token)), s.x)
-	cos, sin := s.rope.at(s.pos)
-	kvDim := c.KVDim()
-	for l := range m.Layers {
-		L := &m.Layers[l]
-		// Attention.
-		kernels.RMSNorm(s.xb, s.x, L.AttnNorm, c.NormEps)
-		s.in.set(s.xb)
-		s.matmul(s.q, L.Wq)
-		s.matmul(s.k, L.Wk)
-		s.matmul(s.v, L.Wv)
-		if c.HasQKVBias {
-			kernels.AddF32(s.q, L.Bq)
-			kernels.AddF32(s.k, L.Bk)
-			kernels.AddF32(s.v, L.Bv)
-		}
-		s.rotate(s.q, c.NHead, cos, sin)
-		s.rotate(s.k, c.NHeadKV, cos, sin)
-		kernels.FP32ToFP16Slice(s.KV.K[l][s.pos*kvDim:(s.pos+1)*kvDim], s.k)
-		kernels.FP32ToFP16Slice(s.KV.V[l][s.pos*kvDim:(s.pos+1)*kvDim], s.v)
-		s.attJob.layer = l
-		s.pool.Run(c.NHead, 1, &s.attJob)
-		s.in.set(s.att)
-		s.matmul(s.xb2, L.Wo)
-		kernels.AddF32(s.x, s.xb2)
-		// Feed-forward (SwiGLU).
-		kernels.RMSNorm(s.xb, s.x, L.FFNNorm, c.NormEps)
-		s.in.set(s.xb)
-		s.matmul(s.hb, L.Gate)
-		s.matmul(s.hb2, L.Up)
-		kernels.SwiGLU(s.hb, s.hb2)
-		s.in.set(s.hb)
-		s.matmul(s.xb2, L.Down)
-		kernels.AddF32(s.x, s.xb2)
-	}
-	s.pos++
+	s.forward(s.one[:])
 	if !wantLogits {
 		return nil, nil
 	}
-	kernels.RMSNorm(s.xb, s.x, m.OutNorm, c.NormEps)
-	s.in.set(s.xb)
-	s.matmul(s.logits, m.Output)
-	return s.logits, nil
+	return s.logitsOf(0, 1), nil
 }
 
-func (s *State) rotate(x []float32, heads int, cos, sin []float32) {
-	if s.c.RopeStyle == RopeNeox {
-		kernels.RopeNeox(x, heads, s.c.HeadDim, cos, sin)
-	} else {
-		kernels.RopeNorm(x, heads, s.c.HeadDim, cos, sin)
+// Prefill consumes tokens from the next position in batches of up to MaxBatch,
+// each going through every layer at once, and, when wantLogits is set, returns
+// the logits after the last token (a slice owned by the state, valid until the
+// next call). The results are those of consuming the tokens one at a time with
+// Forward. It checks every token and the room left in the context before
+// computing anything, and ctx between batches: when ctx is cancelled, the
+// batches done so far stay consumed.
+func (s *State) Prefill(ctx context.Context, tokens []int32, wantLogits bool) ([]float32, error) {
+	if err := s.check(tokens); err != nil {
+		return nil, err
 	}
-}
-
-// attentionJob computes the attention output of a range of heads for one
-// layer at the current position.
-type attentionJob struct {
-	s     *State
-	layer int
-}
-
-// Do computes heads [lo, hi) with a single pass of online softmax over the
-// cached keys and values: no buffer of scores is kept.
-func (j *attentionJob) Do(lo, hi int) {
-	s, c := j.s, j.s.c
-	hd, kvDim := c.HeadDim, c.KVDim()
-	group := c.NHead / c.NHeadKV
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	K, V := s.KV.K[j.layer], s.KV.V[j.layer]
-	for h := lo; h < hi; h++ {
-		q := s.q[h*hd : (h+1)*hd]
-		out := s.att[h*hd : (h+1)*hd]
-		clear(out)
-		off := (h / group) * hd
-		maxScore := float32(math.Inf(-1))
-		var sum float32
-		for t := 0; t <= s.pos; t++ {
-			score := kernels.DotF32F16(q, K[t*kvDim+off:t*kvDim+off+hd]) * scale
-			if score > maxScore {
-				// Rescale what was accumulated under the old maximum.
-				r := float32(math.Exp(float64(maxScore - score)))
-				sum *= r
-				kernels.ScaleF32(out, r)
-				maxScore = score
-			}
-			w := float32(math.Exp(float64(score - maxScore)))
-			sum += w
-			kernels.AxpyF32F16(out, w, V[t*kvDim+off:t*kvDim+off+hd])
+	n := 0
+	for lo := 0; lo < len(tokens); lo += n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		kernels.ScaleF32(out, 1/sum)
+		n = min(maxBatch, len(tokens)-lo)
+		s.forward(tokens[lo : lo+n])
 	}
+	if !wantLogits || n == 0 {
+		return nil, nil
+	}
+	return s.logitsOf(n-1, n), nil
 }
 
-// Eval feeds ids one at a time from the current position and calls fn with the
-// logits after each of them (teacher forcing). The logits slice is reused.
+// Eval consumes ids from the current position, in batches as Prefill does,
+// and calls fn with the logits after each of them in order (teacher forcing).
+// The logits slice is reused. It checks every id and the room left in the
+// context before computing anything. When fn returns an error, Eval stops
+// with it and the state keeps the tokens up to and including the one whose
+// logits fn was given.
 func (s *State) Eval(ids []int32, fn func(i int, logits []float32) error) error {
-	for i, id := range ids {
-		logits, err := s.Forward(id, true)
-		if err != nil {
-			return fmt.Errorf("position %d: %w", s.pos, err)
-		}
-		if err := fn(i, logits); err != nil {
-			return err
+	if err := s.check(ids); err != nil {
+		return err
+	}
+	nv := s.c.NVocab
+	for lo := 0; lo < len(ids); lo += maxBatch {
+		batch := ids[lo:min(lo+maxBatch, len(ids))]
+		s.forward(batch)
+		for r0 := 0; r0 < len(batch); r0 += s.logitRows {
+			r1 := min(r0+s.logitRows, len(batch))
+			logits := s.logitsOf(r0, r1)
+			for r := r0; r < r1; r++ {
+				if err := fn(lo+r, logits[(r-r0)*nv:(r-r0+1)*nv]); err != nil {
+					s.Rewind(s.pos - len(batch) + r + 1)
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,73 @@
+package kernels
+
+// Matrix × matrix products for batches of activations (prompt prefill): each
+// weight row is brought into cache once and multiplied with every activation
+// of the batch, so a batch of B tokens reads the weights from memory once
+// instead of B times.
+
+const (
+	// matMulTileBytes is the size of the tile of weight rows that is
+	// multiplied with the whole batch before moving on: small enough to stay
+	// in L1 (or at worst L2) while the activations stream past it.
+	matMulTileBytes = 16 << 10
+	// matMulActGroup is the number of activations multiplied with each row
+	// of a tile in one go. Kept small so that they stay in L1 across the
+	// tile's rows; a kernel dotting one row with this many activations at
+	// once can replace the loop in dotRowActs.
+	matMulActGroup = 4
+)
+
+// MatMulJob is the reusable state of Pool.MatMul: one per caller, so that a
+// parallel matrix product allocates nothing.
+type MatMulJob struct {
+	t        Type
+	w        []byte
+	rowBytes int
+	rows     int
+	acts     []Activation
+	out      []float32
+}
+
+// Do computes rows [lo, hi) of the weight matrix against every activation.
+func (j *MatMulJob) Do(lo, hi int) {
+	if len(j.acts) == 1 {
+		MatVec(j.t, j.w[lo*j.rowBytes:hi*j.rowBytes], j.rowBytes, &j.acts[0], j.out[lo:hi])
+		return
+	}
+	tile := max(1, matMulTileBytes/j.rowBytes)
+	for r0 := lo; r0 < hi; r0 += tile {
+		r1 := min(r0+tile, hi)
+		for b0 := 0; b0 < len(j.acts); b0 += matMulActGroup {
+			acts := j.acts[b0:min(b0+matMulActGroup, len(j.acts))]
+			for r := r0; r < r1; r++ {
+				dotRowActs(j.t, j.w[r*j.rowBytes:(r+1)*j.rowBytes], acts, j.out[b0*j.rows+r:], j.rows)
+			}
+		}
+	}
+}
+
+// dotRowActs sets out[b·stride] to the dot product of the weight row w of type
+// t with acts[b], for every b. It is the seam for kernels that dot one row with
+// several activations at once; each result equals DotRow(t, w, &acts[b]).
+func dotRowActs(t Type, w []byte, acts []Activation, out []float32, stride int) {
+	for b := range acts {
+		out[b*stride] = DotRow(t, w, &acts[b])
+	}
+}
+
+// MatMul multiplies the weight matrix w (rows of rowBytes bytes in type t) with
+// every activation in acts, which must have been quantized to
+// t.ActivationKind(): out holds len(acts) rows of n = len(out)/len(acts) values,
+// and out[b·n + r] = row r of w · acts[b], exactly DotRow's value. The weight
+// rows are split over the pool's threads in contiguous chunks.
+func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Activation, out []float32) {
+	if len(acts) == 0 {
+		return
+	}
+	rows := len(out) / len(acts)
+	if rows*len(acts) != len(out) {
+		panic("kernels: MatMul: output length is not a multiple of the batch size")
+	}
+	*job = MatMulJob{t, w, rowBytes, rows, acts, out}
+	p.Run(rows, 16, job)
+}

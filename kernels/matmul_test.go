@@ -1,0 +1,110 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// weightTypes are every supported weight type.
+var weightTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
+
+// randomMatrix returns rows random valid rows of n values of type t.
+func randomMatrix(r *rand.Rand, t Type, rows, n int) (w []byte, rowBytes int) {
+	for range rows {
+		var row []byte
+		switch t {
+		case F32, F16, BF16:
+			row, _ = floatRow(r, t, n)
+		case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
+			row = randomKRow(r, t, n/QKK)
+		default:
+			row = randomLegacyRow(r, t, n)
+		}
+		w = append(w, row...)
+		rowBytes = len(row)
+	}
+	return w, rowBytes
+}
+
+// randomActivations quantizes b random vectors of n values to kind.
+func randomActivations(r *rand.Rand, kind Type, b, n int) []Activation {
+	acts := make([]Activation, b)
+	for i := range acts {
+		QuantizeActivation(&acts[i], kind, randomActivation(r, n))
+	}
+	return acts
+}
+
+// TestMatMulMatchesDotRow checks every element of the product against DotRow,
+// bit for bit, for every weight type, batch sizes around the activation group
+// and thread counts that split the rows unevenly; with 512 columns the F32
+// rows are 2 KiB, so the rows also span several tiles.
+func TestMatMulMatchesDotRow(t *testing.T) {
+	const rows, n = 77, 512
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		defer p.Close()
+		for _, typ := range weightTypes {
+			w, rowBytes := randomMatrix(r, typ, rows, n)
+			for _, b := range []int{1, 3, 4, 5, 9} {
+				acts := randomActivations(r, typ.ActivationKind(), b, n)
+				out := make([]float32, b*rows)
+				for i := range out {
+					out[i] = float32(math.NaN())
+				}
+				var job MatMulJob
+				p.MatMul(&job, typ, w, rowBytes, acts, out)
+				for i := range b {
+					for row := range rows {
+						want := DotRow(typ, w[row*rowBytes:(row+1)*rowBytes], &acts[i])
+						if got := out[i*rows+row]; math.Float32bits(got) != math.Float32bits(want) {
+							t.Fatalf("%v, %d threads, batch %d: out[%d][%d] = %v, DotRow %v", typ, threads, b, i, row, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulNoAlloc checks that a product with a reused job allocates nothing.
+func TestMatMulNoAlloc(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	p := NewPool(2)
+	defer p.Close()
+	w, rowBytes := randomMatrix(r, Q4_K, 64, 512)
+	acts := randomActivations(r, Q8_K, 8, 512)
+	out := make([]float32, 8*64)
+	var job MatMulJob
+	if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, Q4_K, w, rowBytes, acts, out) }); a != 0 {
+		t.Fatalf("%v allocations per MatMul", a)
+	}
+}
+
+// BenchmarkMatMul compares one batch product with the same work done as
+// matrix-vector products, one activation at a time.
+func BenchmarkMatMul(b *testing.B) {
+	const rows, n, batch = 2048, 2048, 32
+	r := rand.New(rand.NewPCG(5, 6))
+	w, rowBytes := randomMatrix(r, Q4_K, rows, n)
+	acts := randomActivations(r, Q8_K, batch, n)
+	out := make([]float32, batch*rows)
+	p := NewPool(1)
+	defer p.Close()
+	b.Run("matmul", func(b *testing.B) {
+		var job MatMulJob
+		for b.Loop() {
+			p.MatMul(&job, Q4_K, w, rowBytes, acts, out)
+		}
+	})
+	b.Run("matvec", func(b *testing.B) {
+		var job MatVecJob
+		for b.Loop() {
+			for i := range acts {
+				p.MatVec(&job, Q4_K, w, rowBytes, &acts[i], out[i*rows:(i+1)*rows])
+			}
+		}
+	})
+}
