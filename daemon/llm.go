@@ -118,10 +118,8 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			RepeatLastN:   sampler.DefaultParams().RepeatLastN,
 			Seed:          job.Sampling.Seed,
 		},
+		OnProgress: job.Progress,
 		OnText: func(b []byte) error {
-			if job.Progress != nil {
-				job.Progress()
-			}
 			s, stop := m.feed(string(b))
 			if err := emit(s); err != nil {
 				return err

@@ -28,6 +28,10 @@ type GenerateOptions struct {
 	// is only valid during the call. Returning an error stops the generation,
 	// which then ends with FinishCancelled and that error.
 	OnText func(text []byte) error
+	// OnProgress, when set, is called after each batch of the prompt and
+	// each generated token (a liveness signal for watchdogs: a long prompt
+	// produces no text for a while).
+	OnProgress func()
 }
 
 // Result reports on a finished generation.
@@ -70,10 +74,14 @@ func NewGenerator(s *State, tok *tokenizer.Tokenizer) *Generator {
 	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false)}
 }
 
-// Prefill consumes prompt tokens from the state's current position, in
-// batches (see State.Prefill), and returns the logits after the last one. It
-// checks ctx between batches.
+// Prefill consumes prompt tokens from the state's current position and returns
+// the logits after the last one.
 func (g *Generator) Prefill(ctx context.Context, prompt []int32) ([]float32, error) {
+	return g.prefill(ctx, prompt, nil)
+}
+
+// prefill is Prefill calling progress after each batch.
+func (g *Generator) prefill(ctx context.Context, prompt []int32, progress func()) ([]float32, error) {
 	s := g.State
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("inference: empty prompt")
@@ -81,7 +89,22 @@ func (g *Generator) Prefill(ctx context.Context, prompt []int32) ([]float32, err
 	if n := s.Pos() + len(prompt); n > s.Ctx() {
 		return nil, fmt.Errorf("inference: prompt of %d tokens does not fit in the context of %d tokens", n, s.Ctx())
 	}
-	return s.Prefill(ctx, prompt, true)
+	if progress == nil {
+		return s.Prefill(ctx, prompt, true)
+	}
+	step := s.MaxBatch()
+	for len(prompt) > step {
+		if _, err := s.Prefill(ctx, prompt[:step], false); err != nil {
+			return nil, err
+		}
+		progress()
+		prompt = prompt[step:]
+	}
+	logits, err := s.Prefill(ctx, prompt, true)
+	if err == nil {
+		progress()
+	}
+	return logits, err
 }
 
 // Generate resets the state, consumes prompt and generates up to
@@ -98,7 +121,7 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 	s.Reset()
 	g.stream.Reset()
 	start := time.Now()
-	logits, err := g.Prefill(ctx, prompt)
+	logits, err := g.prefill(ctx, prompt, opts.OnProgress)
 	if err != nil {
 		return res, err
 	}
@@ -114,6 +137,9 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 		}
 		id := g.sampler.Sample(logits)
 		res.Tokens++
+		if opts.OnProgress != nil {
+			opts.OnProgress()
+		}
 		if res.Tokens == 1 {
 			firstAt = time.Now()
 			res.FirstToken = firstAt.Sub(start)

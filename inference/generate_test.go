@@ -85,3 +85,31 @@ func TestGenerateZeroAllocs(t *testing.T) {
 		})
 	}
 }
+
+// OnProgress is called after every prompt batch and every generated token.
+func TestGenerateReportsProgress(t *testing.T) {
+	m, err := Load("../testdata/models/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewState(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := NewGenerator(s, m.Tokenizer)
+	prompt := make([]int32, 2*s.MaxBatch()+5) // three batches
+	for i := range prompt {
+		prompt[i] = int32(3 + i%100)
+	}
+	calls := 0
+	res, err := g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 7, Sampling: greedy(),
+		OnProgress: func() { calls++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 + res.Tokens; calls != want {
+		t.Fatalf("progress called %d times, want %d (3 batches + %d tokens)", calls, want, res.Tokens)
+	}
+}
