@@ -1,6 +1,7 @@
 // Package inference runs GGUF language models: it loads the weights of a model
 // in place from the file mapping, keeps an FP16 key/value cache, and computes the
-// forward pass of the llama and qwen2 architectures one token at a time.
+// forward pass of the llama and qwen2 architectures (prompts in batches, then
+// one token at a time).
 package inference
 
 import (

@@ -82,8 +82,12 @@ func (m *Model) EstimateMemory(ctx int) Estimate {
 	for _, t := range m.File.Tensors {
 		w += int64(len(t.Data))
 	}
-	floats := 3*c.NEmbd + 2*c.NHead*c.HeadDim + 2*c.KVDim() + 2*c.NFF + c.NVocab + ctx*c.RopeDim
-	acts := 2 * (c.NEmbd + c.NHead*c.HeadDim + c.NFF) // Q8 copies of the matmul inputs
+	// Per-token scratch for a batch of maxBatch tokens, the logits rows Eval
+	// keeps, the RoPE tables, and the quantized copies of the matmul inputs.
+	perToken := 3*c.NEmbd + 2*c.NHead*c.HeadDim + 2*c.KVDim() + 2*c.NFF
+	logitRows := min(maxBatch, max(1, (1<<18)/c.NVocab))
+	floats := maxBatch*perToken + logitRows*c.NVocab + ctx*c.RopeDim
+	acts := maxBatch * 2 * (c.NEmbd + c.NHead*c.HeadDim + c.NFF)
 	return Estimate{Weights: w, KVCache: c.KVCacheBytes(ctx), Buffers: int64(4*floats + 4*acts)}
 }
 
