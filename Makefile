@@ -4,7 +4,7 @@ FUZZTIME ?= 30s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test unit vet fuzz bench clean
+.PHONY: build test unit vet fuzz bench deb clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o edgellm ./cmd/edgellm
@@ -26,6 +26,10 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./kernels
+
+# Debian packages for amd64, arm64 and armhf (ARMv6) in dist/ (packaging/README.md).
+deb:
+	GO='$(GO)' VERSION='$(VERSION)' bash packaging/build-deb
 
 clean:
 	rm -rf edgellm dist
