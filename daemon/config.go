@@ -72,6 +72,8 @@ type MQTTConfig struct {
 	Pool string `yaml:"pool"`
 	// StatusInterval is how often the retained status is refreshed.
 	StatusInterval time.Duration `yaml:"status_interval"`
+	// Embedded configures the built-in broker (mqtt.broker: embedded).
+	Embedded EmbeddedConfig `yaml:"embedded"`
 	// HomeAssistant configures Home Assistant MQTT discovery.
 	HomeAssistant HomeAssistantConfig `yaml:"homeassistant"`
 }
@@ -93,6 +95,17 @@ type HomeAssistantConfig struct {
 	Enabled bool `yaml:"enabled"`
 	// DiscoveryPrefix is Home Assistant's discovery prefix.
 	DiscoveryPrefix string `yaml:"discovery_prefix"`
+}
+
+// EmbeddedConfig is the built-in MQTT broker, used when mqtt.broker is
+// "embedded": devices then connect to this machine. Its sessions, queued
+// messages and retained messages are kept in <state_dir>/broker.
+type EmbeddedConfig struct {
+	// Listen is the address the broker listens on, host:port.
+	Listen string `yaml:"listen"`
+	// PasswordFile is a mosquitto_passwd file of the users devices log in
+	// as; empty lets anyone on the network connect.
+	PasswordFile string `yaml:"password_file"`
 }
 
 // QueueConfig is the `queue` section.
@@ -133,6 +146,9 @@ const (
 	DefaultContext         = 2048
 	DefaultNice            = 10
 	DefaultBroker          = "tcp://localhost:1883"
+	DefaultEmbeddedListen  = ":1883"
+	// EmbeddedBroker is the mqtt.broker value that runs the built-in broker.
+	EmbeddedBroker = "embedded"
 	DefaultBaseTopic       = "edgellm"
 	DefaultStatusInterval  = 60 * time.Second
 	DefaultDiscoveryPrefix = "homeassistant"
@@ -160,6 +176,7 @@ func DefaultConfig() *Config {
 			BaseTopic:      DefaultBaseTopic,
 			StatusInterval: DefaultStatusInterval,
 			HomeAssistant:  HomeAssistantConfig{Enabled: true, DiscoveryPrefix: DefaultDiscoveryPrefix},
+			Embedded:       EmbeddedConfig{Listen: DefaultEmbeddedListen},
 		},
 		Queue:  QueueConfig{Size: DefaultQueueSize, JobTimeout: DefaultJobTimeout},
 		Limits: LimitsConfig{MaxPromptBytes: DefaultMaxPromptBytes, MaxTokens: DefaultMaxTokens},

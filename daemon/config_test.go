@@ -128,6 +128,7 @@ mqtt:
   tls: {ca: /ca.pem, cert: /c.pem, key: /k.pem}
   pool: fleet_1
   status_interval: 15s
+  embedded: {listen: "127.0.0.1:1884", password_file: /etc/edgellm/passwd}
   homeassistant: {enabled: false, discovery_prefix: ha}
 queue: {size: 2, job_timeout: 90s}
 limits: {max_prompt_bytes: 1000, max_tokens: 100}
@@ -141,7 +142,8 @@ state_dir: /tmp/s
 		Model: ModelConfig{Path: "/m.gguf", Context: 4096, Threads: 3, Nice: -5, ChatTemplate: "chatml"},
 		MQTT: MQTTConfig{Broker: "ssl://broker.lan:8883", NodeID: "kitchen-pi", BaseTopic: "home/llm", Username: "pi",
 			PasswordFile: "/etc/edgellm/pw", TLS: TLSConfig{CA: "/ca.pem", Cert: "/c.pem", Key: "/k.pem"}, Pool: "fleet_1",
-			StatusInterval: 15 * time.Second, HomeAssistant: HomeAssistantConfig{Enabled: false, DiscoveryPrefix: "ha"}},
+			StatusInterval: 15 * time.Second, HomeAssistant: HomeAssistantConfig{Enabled: false, DiscoveryPrefix: "ha"},
+			Embedded: EmbeddedConfig{Listen: "127.0.0.1:1884", PasswordFile: "/etc/edgellm/passwd"}},
 		Queue:    QueueConfig{Size: 2, JobTimeout: 90 * time.Second},
 		Limits:   LimitsConfig{MaxPromptBytes: 1000, MaxTokens: 100},
 		Sampling: SamplingConfig{Temperature: 0, TopP: 1, TopK: 0, MinP: 0, RepeatPenalty: 1, Seed: 42},
@@ -217,6 +219,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"repeat penalty zero", minimal + "sampling:\n  repeat_penalty: 0\n", "sampling.repeat_penalty", 4, "(0, 10]"},
 		{"seed below -1", minimal + "sampling:\n  seed: -2\n", "sampling.seed", 4, "-1 (random)"},
 		{"state dir empty", minimal + "state_dir: ''\n", "state_dir", 3, "must not be empty"},
+		{"embedded with a user", minimal + "mqtt:\n  broker: embedded\n  username: u\n", "mqtt.broker", 4, "external broker"},
+		{"embedded listen", minimal + "mqtt:\n  broker: embedded\n  embedded:\n    listen: nonsense\n", "mqtt.embedded.listen", 6, "not host:port"},
 		{"duplicate key", minimal + "  path: /other\n", "model.path", 3, "already defined"},
 		{"yaml syntax", "model:\n  path: [unclosed\n", "", 0, "yaml:"},
 		{"two documents", minimal + "---\nmodel:\n  path: y\n", "", 3, "more than one YAML document"},

@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -49,8 +50,15 @@ func (c *Config) validate() error {
 	add(c.intRange("model.nice", m.Nice, -20, 19))
 
 	q := &c.MQTT
-	if broker, err := mqtt.NormalizeBrokerURL(q.Broker); err != nil {
-		add(c.fieldErr("mqtt.broker", "%v", err))
+	if q.Broker == EmbeddedBroker {
+		if q.Username != "" || q.PasswordFile != "" || q.TLS != (TLSConfig{}) {
+			add(c.fieldErr("mqtt.broker", "embedded: mqtt.username, password_file and tls are for an external broker; the daemon logs in to its own broker by itself"))
+		}
+		if _, _, err := net.SplitHostPort(q.Embedded.Listen); err != nil {
+			add(c.fieldErr("mqtt.embedded.listen", "%q is not host:port (%v)", q.Embedded.Listen, err))
+		}
+	} else if broker, err := mqtt.NormalizeBrokerURL(q.Broker); err != nil {
+		add(c.fieldErr("mqtt.broker", "%v (or \"embedded\" for the built-in broker)", err))
 	} else {
 		q.Broker = broker
 	}
@@ -140,7 +148,7 @@ func (c *Config) floatRange(key string, v, lo, hi float64, openLow bool) error {
 
 // resolvePaths makes relative file paths relative to dir.
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.StateDir} {
+	for _, p := range []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.MQTT.Embedded.PasswordFile, &c.StateDir} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -158,6 +166,7 @@ func (c *Config) CheckFiles() error {
 		{"mqtt.tls.ca", c.MQTT.TLS.CA},
 		{"mqtt.tls.cert", c.MQTT.TLS.Cert},
 		{"mqtt.tls.key", c.MQTT.TLS.Key},
+		{"mqtt.embedded.password_file", c.MQTT.Embedded.PasswordFile},
 	} {
 		if f.path == "" {
 			continue

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
+
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
@@ -594,5 +596,73 @@ func TestServeJobTimeout(t *testing.T) {
 	f := c.final("slow")
 	if f.Status != mqtt.StatusError || f.Error.Code != mqtt.CodeTimeout || f.FinishReason != mqtt.FinishTimeout || f.Text != "partial" {
 		t.Fatalf("answer: %+v (error %+v)", f, f.Error)
+	}
+}
+
+func TestServeEmbeddedBroker(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	cfg := fmt.Sprintf("model:\n  path: %s\n  context: 256\n  threads: 1\nmqtt:\n  broker: embedded\n  node_id: pi1\n  embedded:\n    listen: %q\nlimits:\n  max_tokens: 16\nstate_dir: %s\n",
+		modelPath(t, "tiny-q8_0.gguf"), addr, filepath.Join(dir, "state"))
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, Options{ConfigPath: path, Version: "test", Logger: testLogger(t)}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	// A device connects to the Pi itself (retrying until the broker listens).
+	var c paho.Client
+	for i := 0; ; i++ {
+		c = paho.NewClient(paho.NewClientOptions().AddBroker("tcp://" + addr).SetClientID("device").SetConnectTimeout(time.Second))
+		if tok := c.Connect(); tok.WaitTimeout(wait) && tok.Error() == nil {
+			break
+		} else if i > 200 {
+			t.Fatalf("connecting to the embedded broker: %v", tok.Error())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Serve ended: %v", err)
+		case <-time.After(50 * time.Millisecond): // retry pacing, not synchronisation
+		}
+	}
+	defer c.Disconnect(0)
+	msgs := make(chan paho.Message, 16)
+	if tok := c.Subscribe("edgellm/pi1/#", 1, func(_ paho.Client, m paho.Message) { msgs <- m }); !tok.WaitTimeout(wait) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	online := false
+	for !online {
+		select {
+		case m := <-msgs:
+			online = m.Topic() == "edgellm/pi1/availability" && string(m.Payload()) == mqtt.Online
+		case <-time.After(wait):
+			t.Fatal("the node never came online on its own broker")
+		}
+	}
+	c.Publish(reqTopic, 1, false, `{"id":"e1","prompt":"x","max_tokens":3}`).WaitTimeout(wait)
+	for {
+		select {
+		case m := <-msgs:
+			if m.Topic() == "edgellm/pi1/response/e1" {
+				if f := decodeFinal(t, string(m.Payload())); f.Status != mqtt.StatusOK {
+					t.Fatalf("answer: %+v", f)
+				}
+				return
+			}
+		case <-time.After(wait):
+			t.Fatal("no answer over the embedded broker")
+		}
 	}
 }

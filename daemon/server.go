@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/edgellm/edgellm/mqtt"
+	"github.com/edgellm/edgellm/mqtt/broker"
 )
 
 // Notifications is the part of systemd's notify protocol the daemon speaks;
@@ -71,10 +73,11 @@ type server struct {
 	topics mqtt.Topics
 	client *mqtt.Client
 
-	engine   Engine       // owned by the worker goroutine after start
-	model    atomic.Value // ModelInfo of the engine, for other goroutines
-	loaded   *Config      // the configuration the engine was loaded with
-	fatal    chan error   // the worker cannot go on
+	embedded *broker.Broker // the built-in broker, when mqtt.broker is embedded
+	engine   Engine         // owned by the worker goroutine after start
+	model    atomic.Value   // ModelInfo of the engine, for other goroutines
+	loaded   *Config        // the configuration the engine was loaded with
+	fatal    chan error     // the worker cannot go on
 	budget   MemoryBudget
 	queue    *Queue
 	answered *Answered
@@ -149,6 +152,19 @@ func Serve(ctx context.Context, opts Options) error {
 	defer s.answered.Close()
 	s.queue = NewQueue(cfg.Queue.Size, s.kickStatus)
 
+	if cfg.MQTT.Broker == EmbeddedBroker {
+		// Not ctx: the broker must outlive the client's goodbye.
+		b, err := broker.Start(context.WithoutCancel(ctx), broker.Config{Listen: cfg.MQTT.Embedded.Listen, PasswordFile: cfg.MQTT.Embedded.PasswordFile,
+			Dir: filepath.Join(cfg.StateDir, "broker"), Logger: s.log})
+		if err != nil {
+			return err
+		}
+		// Closed after the client (deferred later, run earlier): the offline
+		// message must reach the retained store first.
+		defer b.Close()
+		s.embedded = b
+		s.log.Info("embedded MQTT broker listening", "addr", b.Addr())
+	}
 	client, err := s.newClient(cfg, s.topics)
 	if err != nil {
 		return err
@@ -291,10 +307,16 @@ func subscriptions(cfg *Config, t mqtt.Topics) map[string]byte {
 }
 
 func (s *server) newClient(cfg *Config, t mqtt.Topics) (*mqtt.Client, error) {
+	url, user, password := cfg.MQTT.Broker, cfg.MQTT.Username, ""
+	if s.embedded != nil {
+		url = s.embedded.URL()
+		user, password = s.embedded.Credentials()
+	}
 	return mqtt.NewClient(mqtt.ClientConfig{
-		Broker:        cfg.MQTT.Broker,
+		Broker:        url,
 		ClientID:      mqtt.ClientID(t.Node),
-		Username:      cfg.MQTT.Username,
+		Username:      user,
+		Password:      password,
 		PasswordFile:  cfg.MQTT.PasswordFile,
 		CAFile:        cfg.MQTT.TLS.CA,
 		CertFile:      cfg.MQTT.TLS.Cert,

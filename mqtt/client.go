@@ -30,6 +30,8 @@ type ClientConfig struct {
 	// ignored. Both empty means anonymous.
 	Username     string
 	PasswordFile string
+	// Password is used instead of PasswordFile when that is empty.
+	Password string
 	// CAFile, CertFile and KeyFile are PEM files for TLS: the CA that signs
 	// the broker (empty = system roots) and an optional client certificate.
 	CAFile, CertFile, KeyFile string
@@ -175,6 +177,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 			return nil, err
 		}
 		opts.SetPassword(pw)
+	} else if cfg.Password != "" {
+		opts.SetPassword(cfg.Password)
 	}
 	tlsCfg, err := loadTLS(cfg)
 	if err != nil {
