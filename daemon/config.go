@@ -143,12 +143,12 @@ type SamplingConfig struct {
 
 // Config defaults. Threads has no constant: it depends on the machine.
 const (
-	DefaultContext         = 2048
-	DefaultNice            = 10
-	DefaultBroker          = "tcp://localhost:1883"
-	DefaultEmbeddedListen  = ":1883"
+	DefaultContext        = 2048
+	DefaultNice           = 10
+	DefaultBroker         = "tcp://localhost:1883"
+	DefaultEmbeddedListen = ":1883"
 	// EmbeddedBroker is the mqtt.broker value that runs the built-in broker.
-	EmbeddedBroker = "embedded"
+	EmbeddedBroker         = "embedded"
 	DefaultBaseTopic       = "edgellm"
 	DefaultStatusInterval  = 60 * time.Second
 	DefaultDiscoveryPrefix = "homeassistant"
