@@ -101,7 +101,7 @@ func DotRow(t Type, w []byte, a *Activation) float32 {
 // MatVec computes out[r] = row r of w · a for r < len(out). w holds len(out) rows
 // of rowBytes bytes each, in type t.
 func MatVec(t Type, w []byte, rowBytes int, a *Activation, out []float32) {
-	for r := range out {
+	for r := matVecAccel(t, w, rowBytes, a, out); r < len(out); r++ {
 		out[r] = DotRow(t, w[r*rowBytes:(r+1)*rowBytes], a)
 	}
 }

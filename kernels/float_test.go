@@ -569,35 +569,3 @@ func TestFloatDotsNoAlloc(t *testing.T) {
 		}
 	}
 }
-
-func benchDotRow(b *testing.B, typ Type, w []byte, x []float32) {
-	var a Activation
-	QuantizeActivation(&a, typ.ActivationKind(), x)
-	b.SetBytes(int64(len(w)))
-	b.ResetTimer()
-	var s float32
-	for range b.N {
-		s += DotRow(typ, w, &a)
-	}
-	benchSinkFloat = s
-}
-
-var benchSinkFloat float32
-
-func BenchmarkDotF32(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	w, _ := floatRow(r, F32, 4096)
-	benchDotRow(b, F32, w, randNormal32(r, 4096, 1))
-}
-
-func BenchmarkDotF16(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	w, _ := floatRow(r, F16, 4096)
-	benchDotRow(b, F16, w, randNormal32(r, 4096, 1))
-}
-
-func BenchmarkDotBF16(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	w, _ := floatRow(r, BF16, 4096)
-	benchDotRow(b, BF16, w, randNormal32(r, 4096, 1))
-}

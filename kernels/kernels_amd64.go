@@ -2,21 +2,468 @@
 
 package kernels
 
-// Kernels for amd64: each is chosen once by CPU feature (golang.org/x/sys/cpu)
-// and falls back to its portable twin. (Assembly versions: to be added.)
+import (
+	"unsafe"
 
-func dotQ4_0(w []byte, a *Activation) float32 { return dotQ4_0Generic(w, a) }
-func dotQ5_0(w []byte, a *Activation) float32 { return dotQ5_0Generic(w, a) }
-func dotQ8_0(w []byte, a *Activation) float32 { return dotQ8_0Generic(w, a) }
-func dotQ4_K(w []byte, a *Activation) float32 { return dotQ4_KGeneric(w, a) }
-func dotQ5_K(w []byte, a *Activation) float32 { return dotQ5_KGeneric(w, a) }
-func dotQ6_K(w []byte, a *Activation) float32 { return dotQ6_KGeneric(w, a) }
-func dotF16(w []byte, a *Activation) float32  { return dotF16Generic(w, a) }
-func dotF32(w []byte, a *Activation) float32  { return dotF32Generic(w, a) }
+	"golang.org/x/sys/cpu"
+)
 
-func quantizeQ8_0(x []float32, a *Activation) { quantizeQ8_0Generic(x, a) }
-func quantizeQ8_K(x []float32, a *Activation) { quantizeQ8_KGeneric(x, a) }
+// Kernels for amd64. Each is chosen once by CPU feature and falls back to its
+// portable twin; the assembly gives bit-identical results (twins_test.go).
+//
+//	hasAVX2: AVX2, FMA and F16C (Haswell and later): every kernel.
+//	hasAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
+//	VPDPBUSD and VPDPWSSD for the integer products (the …VNNI kernels, on
+//	256-bit registers), Q6_K on 512-bit registers (the …AVX512 kernels; for
+//	the other types 512-bit registers measured no faster), and the kernels
+//	that multiply four rows or four activations at once.
+//
+// GODEBUG=cpu.avx512vnni=off (or cpu.avx512f=off) or cpu.avx2=off selects the
+// narrower paths, for tests and comparisons.
+var (
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
+		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+)
 
-func dotF32Slice(a, b []float32) float32                { return dotF32SliceGeneric(a, b) }
-func dotF32F16(a []float32, b []uint16) float32         { return dotF32F16Generic(a, b) }
-func axpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16Generic(y, alpha, x) }
+// legacyKernel is the signature of the assembly dots of the 32-value block
+// types: nb blocks of weights at w, 32·nb activation quants qs and nb
+// activation scales d (nb ≥ 1).
+type legacyKernel func(w *byte, qs *int8, d *float32, nb int) float32
+
+// kKernel is the signature of the assembly dots of the K-quants: nb
+// super-blocks of weights at w, 256·nb activation quants qs, nb activation
+// scales d and 16·nb bsums (nb ≥ 1; Q6_K does not read bsums).
+type kKernel func(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// The dot kernels of this CPU, nil where the twin is used.
+var (
+	q4_0Kernel = pickLegacy(dotQ4_0VNNI, dotQ4_0AVX2)
+	q5_0Kernel = pickLegacy(dotQ5_0VNNI, dotQ5_0AVX2)
+	q8_0Kernel = pickLegacy(dotQ8_0VNNI, dotQ8_0AVX2)
+	q4_KKernel = pickK(nil, dotQ4_KVNNI, dotQ4_KAVX2)
+	q5_KKernel = pickK(nil, dotQ5_KVNNI, dotQ5_KAVX2)
+	q6_KKernel = pickK(dotQ6_KAVX512, dotQ6_KVNNI, dotQ6_KAVX2)
+)
+
+// pickLegacy returns the VNNI or AVX2 kernel, whichever the CPU can run first,
+// or nil.
+func pickLegacy(vnni, avx2 legacyKernel) legacyKernel {
+	switch {
+	case hasAVX512:
+		return vnni
+	case hasAVX2:
+		return avx2
+	}
+	return nil
+}
+
+// pickK returns the 512-bit (when not nil), VNNI or AVX2 kernel, whichever the
+// CPU can run first, or nil.
+func pickK(avx512, vnni, avx2 kKernel) kKernel {
+	switch {
+	case hasAVX512 && avx512 != nil:
+		return avx512
+	case hasAVX512:
+		return vnni
+	case hasAVX2:
+		return avx2
+	}
+	return nil
+}
+
+// dotLegacy runs k on the blocks of w and a (blockBytes per weight block),
+// after checking that they hold a.N values.
+func dotLegacy(k legacyKernel, w []byte, a *Activation, blockBytes int) float32 {
+	nb := a.N / QK
+	if nb == 0 {
+		return 0
+	}
+	w, qs, d := w[:nb*blockBytes], a.Qs[:nb*QK], a.D[:nb]
+	return k(&w[0], &qs[0], &d[0], nb)
+}
+
+// dotK runs k on the super-blocks of w and a (blockBytes per weight
+// super-block), after checking that they hold a.N values.
+func dotK(k kKernel, w []byte, a *Activation, blockBytes int) float32 {
+	nb := a.N / QKK
+	if nb == 0 {
+		return 0
+	}
+	w, qs, d, bsums := w[:nb*blockBytes], a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
+	return k(&w[0], &qs[0], &d[0], &bsums[0], nb)
+}
+
+func dotQ4_0(w []byte, a *Activation) float32 {
+	if q4_0Kernel == nil {
+		return dotQ4_0Generic(w, a)
+	}
+	return dotLegacy(q4_0Kernel, w, a, q4_0Bytes)
+}
+
+func dotQ5_0(w []byte, a *Activation) float32 {
+	if q5_0Kernel == nil {
+		return dotQ5_0Generic(w, a)
+	}
+	return dotLegacy(q5_0Kernel, w, a, q5_0Bytes)
+}
+
+func dotQ8_0(w []byte, a *Activation) float32 {
+	if q8_0Kernel == nil {
+		return dotQ8_0Generic(w, a)
+	}
+	return dotLegacy(q8_0Kernel, w, a, q8_0Bytes)
+}
+
+func dotQ4_K(w []byte, a *Activation) float32 {
+	if q4_KKernel == nil {
+		return dotQ4_KGeneric(w, a)
+	}
+	return dotK(q4_KKernel, w, a, q4KBytes)
+}
+
+func dotQ5_K(w []byte, a *Activation) float32 {
+	if q5_KKernel == nil {
+		return dotQ5_KGeneric(w, a)
+	}
+	return dotK(q5_KKernel, w, a, q5KBytes)
+}
+
+func dotQ6_K(w []byte, a *Activation) float32 {
+	if q6_KKernel == nil {
+		return dotQ6_KGeneric(w, a)
+	}
+	return dotK(q6_KKernel, w, a, q6KBytes)
+}
+
+func dotF16(w []byte, a *Activation) float32 {
+	n := a.N
+	if !hasAVX2 || n == 0 {
+		return dotF16Generic(w, a)
+	}
+	w, x := w[:2*n], a.F[:n]
+	return dotF16AVX2(&w[0], &x[0], n)
+}
+
+func dotF32(w []byte, a *Activation) float32 {
+	n := a.N
+	if !hasAVX2 || n == 0 {
+		return dotF32Generic(w, a)
+	}
+	w, x := w[:4*n], a.F[:n]
+	return dotF32AVX2((*float32)(unsafe.Pointer(&w[0])), &x[0], n)
+}
+
+func quantizeQ8_0(x []float32, a *Activation) {
+	nb := len(x) / QK
+	if !hasAVX2 || nb == 0 {
+		quantizeQ8_0Generic(x, a)
+		return
+	}
+	x, qs, d := x[:nb*QK], a.Qs[:nb*QK], a.D[:nb]
+	quantizeQ8_0AVX2(&x[0], &qs[0], &d[0], nb)
+}
+
+func quantizeQ8_K(x []float32, a *Activation) {
+	nb := len(x) / QKK
+	if !hasAVX2 || nb == 0 {
+		quantizeQ8_KGeneric(x, a)
+		return
+	}
+	x, qs, d, bsums := x[:nb*QKK], a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
+	quantizeQ8_KAVX2(&x[0], &qs[0], &d[0], &bsums[0], nb)
+}
+
+func dotF32Slice(a, b []float32) float32 {
+	if !hasAVX2 || len(a) == 0 {
+		return dotF32SliceGeneric(a, b)
+	}
+	b = b[:len(a)]
+	return dotF32AVX2(&a[0], &b[0], len(a))
+}
+
+func dotF32F16(a []float32, b []uint16) float32 {
+	if !hasAVX2 || len(a) == 0 {
+		return dotF32F16Generic(a, b)
+	}
+	b = b[:len(a)]
+	return dotF32F16AVX2(&a[0], &b[0], len(a))
+}
+
+func axpyF32F16(y []float32, alpha float32, x []uint16) {
+	if !hasAVX2 || len(y) == 0 {
+		axpyF32F16Generic(y, alpha, x)
+		return
+	}
+	x = x[:len(y)]
+	axpyF32F16AVX2(&y[0], alpha, &x[0], len(y))
+}
+
+// The assembly kernels (see legacyKernel and kKernel for the arguments of the
+// one-row dots).
+
+// dotQ4_0AVX2 is dotQ4_0Generic for nb blocks, with AVX2.
+//
+//go:noescape
+func dotQ4_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ4_0VNNI is dotQ4_0Generic for nb blocks, with AVX512-VNNI.
+//
+//go:noescape
+func dotQ4_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ5_0AVX2 is dotQ5_0Generic for nb blocks, with AVX2.
+//
+//go:noescape
+func dotQ5_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ5_0VNNI is dotQ5_0Generic for nb blocks, with AVX512-VNNI and
+// AVX512BW.
+//
+//go:noescape
+func dotQ5_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ8_0AVX2 is dotQ8_0Generic for nb blocks, with AVX2.
+//
+//go:noescape
+func dotQ8_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ8_0VNNI is dotQ8_0Generic for nb blocks, with AVX512-VNNI.
+//
+//go:noescape
+func dotQ8_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+
+// quantizeQ8_0AVX2 is quantizeQ8_0Generic for nb blocks of x into qs and d.
+//
+//go:noescape
+func quantizeQ8_0AVX2(x *float32, qs *int8, d *float32, nb int)
+
+// dotQ4_KAVX2 is dotQ4_KGeneric for nb super-blocks, with AVX2.
+//
+//go:noescape
+func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ4_KVNNI is dotQ4_KGeneric for nb super-blocks, with AVX512-VNNI.
+//
+//go:noescape
+func dotQ4_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ5_KAVX2 is dotQ5_KGeneric for nb super-blocks, with AVX2.
+//
+//go:noescape
+func dotQ5_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ5_KVNNI is dotQ5_KGeneric for nb super-blocks, with AVX512-VNNI.
+//
+//go:noescape
+func dotQ5_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ6_KAVX2 is dotQ6_KGeneric for nb super-blocks, with AVX2.
+//
+//go:noescape
+func dotQ6_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ6_KVNNI is dotQ6_KGeneric for nb super-blocks, with AVX512-VNNI.
+//
+//go:noescape
+func dotQ6_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ6_KAVX512 is dotQ6_KGeneric for nb super-blocks, with AVX-512 and VNNI.
+//
+//go:noescape
+func dotQ6_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// quantizeQ8_KAVX2 is quantizeQ8_KGeneric for nb super-blocks of x into qs, d
+// and bsums.
+//
+//go:noescape
+func quantizeQ8_KAVX2(x *float32, qs *int8, d *float32, bsums *int16, nb int)
+
+// The float kernels take n ≥ 1 values.
+
+// dotF32AVX2 is dotF32SliceGeneric (and dotF32Generic) for n values, with AVX2.
+//
+//go:noescape
+func dotF32AVX2(a, b *float32, n int) float32
+
+// dotF32F16AVX2 is dotF32F16Generic for n values, with AVX2 and F16C.
+//
+//go:noescape
+func dotF32F16AVX2(a *float32, b *uint16, n int) float32
+
+// axpyF32F16AVX2 is axpyF32F16Generic for n values, with AVX2 and F16C.
+//
+//go:noescape
+func axpyF32F16AVX2(y *float32, alpha float32, x *uint16, n int)
+
+// dotF16AVX2 is dotF16Generic for n values (2n bytes of w), with AVX2 and
+// F16C.
+//
+//go:noescape
+func dotF16AVX2(w *byte, x *float32, n int) float32
+
+// actPtrs4 points to the data of four Q8_K activations for the kernels that
+// multiply one weight row with all four (the layout the assembly expects).
+type actPtrs4 struct {
+	qs    [4]*int8
+	d     [4]*float32
+	bsums [4]*int16
+}
+
+// legacyPtrs4 points to the quants and scales of four Q8_0 activations for the
+// kernels that multiply one weight row with all four.
+type legacyPtrs4 struct {
+	qs [4]*int8
+	d  [4]*float32
+}
+
+// dotRowActsAccel sets out[b·stride] to DotRow(t, w, &acts[b]) for every b, as
+// dotRowActs does, with a kernel that unpacks the row once for all the
+// activations, and reports whether it did: it handles four activations of a
+// Q4_0, Q5_0, Q8_0, Q4_K, Q5_K or Q6_K row on CPUs with AVX-512 and VNNI, and
+// returns false otherwise.
+func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
+	if !hasAVX512 || len(acts) != 4 {
+		return false
+	}
+	switch t {
+	case Q4_0, Q5_0, Q8_0:
+		return dotRowActsLegacy(t, w, acts, out, stride)
+	case Q4_K, Q5_K, Q6_K:
+	default:
+		return false
+	}
+	n := acts[0].N
+	nb := n / QKK
+	if nb == 0 {
+		return false
+	}
+	var p actPtrs4
+	for b := range acts {
+		a := &acts[b]
+		if a.N != n {
+			return false
+		}
+		qs, d := a.Qs[:nb*QKK], a.D[:nb]
+		p.qs[b], p.d[b] = &qs[0], &d[0]
+		if t != Q6_K {
+			bs := a.BSums[:nb*QKK/16]
+			p.bsums[b] = &bs[0]
+		}
+	}
+	_ = out[3*stride]
+	w = w[:nb*t.BlockBytes()]
+	var r [4]float32
+	switch t {
+	case Q4_K:
+		dotQ4_KActs4AVX512(&w[0], &p, nb, &r)
+	case Q5_K:
+		dotQ5_KActs4AVX512(&w[0], &p, nb, &r)
+	default:
+		dotQ6_KActs4AVX512(&w[0], &p, nb, &r)
+	}
+	for b, v := range r {
+		out[b*stride] = v
+	}
+	return true
+}
+
+// dotRowActsLegacy is dotRowActsAccel for four activations of a row of a
+// 32-value block type.
+func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
+	n := acts[0].N
+	nb := n / QK
+	if nb == 0 {
+		return false
+	}
+	var p legacyPtrs4
+	for b := range acts {
+		a := &acts[b]
+		if a.N != n {
+			return false
+		}
+		qs, d := a.Qs[:nb*QK], a.D[:nb]
+		p.qs[b], p.d[b] = &qs[0], &d[0]
+	}
+	_ = out[3*stride]
+	w = w[:nb*t.BlockBytes()]
+	var r [4]float32
+	switch t {
+	case Q4_0:
+		dotQ4_0Acts4VNNI(&w[0], &p, nb, &r)
+	case Q5_0:
+		dotQ5_0Acts4VNNI(&w[0], &p, nb, &r)
+	default:
+		dotQ8_0Acts4VNNI(&w[0], &p, nb, &r)
+	}
+	for b, v := range r {
+		out[b*stride] = v
+	}
+	return true
+}
+
+// matVecAccel computes out[r] = DotRow(t, row r of w, a) for the first rows of
+// out that a kernel working on four rows at once can do, and returns how many
+// it did (a multiple of four, 0 when there is no such kernel for t on this
+// CPU). The rows of w are rowBytes apart. It exists for Q4_0, whose one-row
+// dot is a single chain of fused multiply-adds: four rows run four chains side
+// by side.
+func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
+	if !hasAVX512 || t != Q4_0 {
+		return 0
+	}
+	nb := a.N / QK
+	rows := len(out) &^ 3
+	if nb == 0 || rows == 0 {
+		return 0
+	}
+	qs, d := a.Qs[:nb*QK], a.D[:nb]
+	_ = w[(rows-1)*rowBytes+nb*q4_0Bytes-1]
+	for r := 0; r < rows; r += 4 {
+		dotQ4_0Rows4VNNI(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[4]float32)(out[r:]))
+	}
+	return rows
+}
+
+// dotQ4_0Rows4VNNI sets out[k] to dotQ4_0Generic of the row of nb blocks at
+// w + k·rowBytes with the activation quants qs and scales d, with
+// AVX512-VNNI.
+//
+//go:noescape
+func dotQ4_0Rows4VNNI(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
+
+// dotQ4_0Acts4VNNI sets out[b] to dotQ4_0Generic of the nb blocks at w with
+// activation b of p, with AVX512-VNNI.
+//
+//go:noescape
+func dotQ4_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ5_0Acts4VNNI sets out[b] to dotQ5_0Generic of the nb blocks at w with
+// activation b of p, with AVX512-VNNI and AVX512BW.
+//
+//go:noescape
+func dotQ5_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ8_0Acts4VNNI sets out[b] to dotQ8_0Generic of the nb blocks at w with
+// activation b of p, with AVX512-VNNI.
+//
+//go:noescape
+func dotQ8_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ4_KActs4AVX512 sets out[b] to dotQ4_KGeneric of the nb super-blocks at
+// w with activation b of p, with AVX-512 and VNNI.
+//
+//go:noescape
+func dotQ4_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ5_KActs4AVX512 sets out[b] to dotQ5_KGeneric of the nb super-blocks at
+// w with activation b of p, with AVX-512 and VNNI.
+//
+//go:noescape
+func dotQ5_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ6_KActs4AVX512 sets out[b] to dotQ6_KGeneric of the nb super-blocks at
+// w with activation b of p, with AVX-512 and VNNI.
+//
+//go:noescape
+func dotQ6_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)

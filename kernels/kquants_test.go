@@ -565,24 +565,6 @@ func TestKQuantAllocs(t *testing.T) {
 	}
 }
 
-func BenchmarkKQuantDot(b *testing.B) {
-	const n = 4096
-	rng := rand.New(rand.NewPCG(5, 6))
-	var a Activation
-	QuantizeActivation(&a, Q8_K, randomActivation(rng, n))
-	for _, typ := range kTypes {
-		w := randomKRow(rng, typ, n/QKK)
-		b.Run(typ.String(), func(b *testing.B) {
-			b.SetBytes(int64(len(w)))
-			var s float32
-			for b.Loop() {
-				s += DotRow(typ, w, &a)
-			}
-			_ = s
-		})
-	}
-}
-
 func BenchmarkKQuantDequant(b *testing.B) {
 	const n = 4096
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -595,16 +577,6 @@ func BenchmarkKQuantDequant(b *testing.B) {
 				DequantizeRow(typ, w, dst)
 			}
 		})
-	}
-}
-
-func BenchmarkQuantizeQ8K(b *testing.B) {
-	const n = 4096
-	x := randomActivation(rand.New(rand.NewPCG(8, 9)), n)
-	var a Activation
-	b.SetBytes(4 * n)
-	for b.Loop() {
-		QuantizeActivation(&a, Q8_K, x)
 	}
 }
 

@@ -404,27 +404,3 @@ func TestLegacyNoAlloc(t *testing.T) {
 		}
 	}
 }
-
-func benchLegacyDot(b *testing.B, typ Type) {
-	r := rand.New(rand.NewPCG(1, 1))
-	benchDotRow(b, typ, randomLegacyRow(r, typ, 4096), randNormal32(r, 4096, 1))
-}
-
-func BenchmarkDotQ4_0(b *testing.B) { benchLegacyDot(b, Q4_0) }
-func BenchmarkDotQ4_1(b *testing.B) { benchLegacyDot(b, Q4_1) }
-func BenchmarkDotQ5_0(b *testing.B) { benchLegacyDot(b, Q5_0) }
-func BenchmarkDotQ5_1(b *testing.B) { benchLegacyDot(b, Q5_1) }
-func BenchmarkDotQ8_0(b *testing.B) { benchLegacyDot(b, Q8_0) }
-
-func benchQuantize(b *testing.B, kind Type) {
-	r := rand.New(rand.NewPCG(1, 1))
-	x := randNormal32(r, 4096, 1)
-	var a Activation
-	b.SetBytes(int64(4 * len(x)))
-	for range b.N {
-		QuantizeActivation(&a, kind, x)
-	}
-}
-
-func BenchmarkQuantizeQ8_0(b *testing.B) { benchQuantize(b, Q8_0) }
-func BenchmarkQuantizeQ8_1(b *testing.B) { benchQuantize(b, Q8_1) }

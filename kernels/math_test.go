@@ -356,30 +356,6 @@ func TestMathNoAlloc(t *testing.T) {
 	}
 }
 
-func BenchmarkDotF32F16(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	x := randNormal32(r, 4096, 1)
-	h := make([]uint16, len(x))
-	FP32ToFP16Slice(h, randNormal32(r, len(x), 1))
-	b.SetBytes(int64(2 * len(h)))
-	var s float32
-	for range b.N {
-		s += DotF32F16(x, h)
-	}
-	benchSinkFloat = s
-}
-
-func BenchmarkAxpyF32F16(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 1))
-	y := make([]float32, 4096)
-	h := make([]uint16, len(y))
-	FP32ToFP16Slice(h, randNormal32(r, len(y), 1))
-	b.SetBytes(int64(2 * len(h)))
-	for range b.N {
-		AxpyF32F16(y, 1e-3, h)
-	}
-}
-
 func BenchmarkSwiGLU(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	gate, up := randNormal32(r, 11008, 1), randNormal32(r, 11008, 1)

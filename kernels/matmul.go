@@ -50,6 +50,9 @@ func (j *MatMulJob) Do(lo, hi int) {
 // t with acts[b], for every b. It is the seam for kernels that dot one row with
 // several activations at once; each result equals DotRow(t, w, &acts[b]).
 func dotRowActs(t Type, w []byte, acts []Activation, out []float32, stride int) {
+	if dotRowActsAccel(t, w, acts, out, stride) {
+		return
+	}
 	for b := range acts {
 		out[b*stride] = DotRow(t, w, &acts[b])
 	}

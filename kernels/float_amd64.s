@@ -1,0 +1,241 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Float dot products and the FP16 KV cache kernels for amd64 with AVX2 and
+// F16C. The float32 operations are those of the portable twins (float.go,
+// math.go) in the same order, so that the results are bit-identical: products
+// are rounded before they are added (no fused multiply-add where the twin has
+// none), value i of the eight-accumulator dots goes to lane i%8 and the tail to
+// lane 0.
+
+// X0 = ((s0+s1)+(s2+s3)) + ((s4+s5)+(s6+s7)) of lanes s0…s3 in X0 and s4…s7
+// in X1, clobbering X1.
+#define PAIRWISE8 \
+	VHADDPS   X1, X0, X0; \
+	VHADDPS   X0, X0, X0; \
+	VMOVSHDUP X0, X1; \
+	VADDSS    X1, X0, X0
+
+// func dotF32AVX2(a, b *float32, n int) float32
+TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	CMPQ   CX, $8
+	JLT    f32Tail
+
+f32Loop:
+	VMOVUPS (SI), Y1
+	VMULPS  (DI), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	CMPQ    CX, $8
+	JGE     f32Loop
+
+f32Tail:
+	VEXTRACTF128 $1, Y0, X1
+	TESTQ        CX, CX
+	JZ           f32Done
+
+f32Loop1:
+	VMOVSS (SI), X2
+	VMULSS (DI), X2, X2
+	VADDSS X2, X0, X0
+	ADDQ   $4, SI
+	ADDQ   $4, DI
+	DECQ   CX
+	JNZ    f32Loop1
+
+f32Done:
+	PAIRWISE8
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotF32F16AVX2(a *float32, b *uint16, n int) float32
+TEXT ·dotF32F16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	CMPQ   CX, $8
+	JLT    f32f16Tail
+
+f32f16Loop:
+	VCVTPH2PS (DI), Y1
+	VMULPS    (SI), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	ADDQ      $32, SI
+	ADDQ      $16, DI
+	SUBQ      $8, CX
+	CMPQ      CX, $8
+	JGE       f32f16Loop
+
+f32f16Tail:
+	VEXTRACTF128 $1, Y0, X1
+	TESTQ        CX, CX
+	JZ           f32f16Done
+
+f32f16Loop1:
+	MOVWLZX   (DI), AX
+	VMOVD     AX, X2
+	VCVTPH2PS X2, X2
+	VMULSS    (SI), X2, X2
+	VADDSS    X2, X0, X0
+	ADDQ      $4, SI
+	ADDQ      $2, DI
+	DECQ      CX
+	JNZ       f32f16Loop1
+
+f32f16Done:
+	PAIRWISE8
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func axpyF32F16AVX2(y *float32, alpha float32, x *uint16, n int)
+TEXT ·axpyF32F16AVX2(SB), NOSPLIT, $0-32
+	MOVQ         y+0(FP), DI
+	VBROADCASTSS alpha+8(FP), Y0
+	MOVQ         x+16(FP), SI
+	MOVQ         n+24(FP), CX
+	CMPQ         CX, $16
+	JLT          axpy8
+
+axpyLoop16:
+	VCVTPH2PS (SI), Y1
+	VCVTPH2PS 16(SI), Y2
+	VMULPS    Y0, Y1, Y1
+	VMULPS    Y0, Y2, Y2
+	VADDPS    (DI), Y1, Y1
+	VADDPS    32(DI), Y2, Y2
+	VMOVUPS   Y1, (DI)
+	VMOVUPS   Y2, 32(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	CMPQ      CX, $16
+	JGE       axpyLoop16
+
+axpy8:
+	CMPQ      CX, $8
+	JLT       axpyTail
+	VCVTPH2PS (SI), Y1
+	VMULPS    Y0, Y1, Y1
+	VADDPS    (DI), Y1, Y1
+	VMOVUPS   Y1, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+
+axpyTail:
+	TESTQ CX, CX
+	JZ    axpyDone
+
+axpyLoop1:
+	MOVWLZX   (SI), AX
+	VMOVD     AX, X1
+	VCVTPH2PS X1, X1
+	VMULSS    X0, X1, X1
+	VADDSS    (DI), X1, X1
+	VMOVSS    X1, (DI)
+	ADDQ      $2, SI
+	ADDQ      $4, DI
+	DECQ      CX
+	JNZ       axpyLoop1
+
+axpyDone:
+	VZEROUPPER
+	RET
+
+// func dotF16AVX2(w *byte, x *float32, n int) float32
+//
+// Sixty-four float32 lanes in Y0…Y7 (lane l of each whole group of 64 values
+// in lane l%8 of Y(l/8)); then v = (Y0+Y4)+(Y2+Y6) and (Y1+Y5)+(Y3+Y7) for
+// lanes 0…7 and 8…15, hsum16 of v, and the tail added in float64 (see
+// dotF16Generic). The products are exact; they are still rounded separately.
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	CMPQ   CX, $64
+	JLT    f16Reduce
+
+f16Loop:
+	VCVTPH2PS (SI), Y8
+	VCVTPH2PS 16(SI), Y9
+	VCVTPH2PS 32(SI), Y10
+	VCVTPH2PS 48(SI), Y11
+	VMULPS    (DI), Y8, Y8
+	VMULPS    32(DI), Y9, Y9
+	VMULPS    64(DI), Y10, Y10
+	VMULPS    96(DI), Y11, Y11
+	VADDPS    Y8, Y0, Y0
+	VADDPS    Y9, Y1, Y1
+	VADDPS    Y10, Y2, Y2
+	VADDPS    Y11, Y3, Y3
+	VCVTPH2PS 64(SI), Y8
+	VCVTPH2PS 80(SI), Y9
+	VCVTPH2PS 96(SI), Y10
+	VCVTPH2PS 112(SI), Y11
+	VMULPS    128(DI), Y8, Y8
+	VMULPS    160(DI), Y9, Y9
+	VMULPS    192(DI), Y10, Y10
+	VMULPS    224(DI), Y11, Y11
+	VADDPS    Y8, Y4, Y4
+	VADDPS    Y9, Y5, Y5
+	VADDPS    Y10, Y6, Y6
+	VADDPS    Y11, Y7, Y7
+	ADDQ      $128, SI
+	ADDQ      $256, DI
+	SUBQ      $64, CX
+	CMPQ      CX, $64
+	JGE       f16Loop
+
+f16Reduce:
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VCVTSS2SD    X0, X0, X0
+	TESTQ        CX, CX
+	JZ           f16Done
+
+f16Loop1:
+	MOVWLZX   (SI), AX
+	VMOVD     AX, X1
+	VCVTPH2PS X1, X1
+	VMULSS    (DI), X1, X1
+	VCVTSS2SD X1, X1, X1
+	VADDSD    X1, X0, X0
+	ADDQ      $2, SI
+	ADDQ      $4, DI
+	DECQ      CX
+	JNZ       f16Loop1
+
+f16Done:
+	VCVTSD2SS X0, X0, X0
+	VMOVSS    X0, ret+24(FP)
+	VZEROUPPER
+	RET

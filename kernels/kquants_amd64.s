@@ -1,0 +1,940 @@
+//go:build !purego
+
+#include "textflag.h"
+#include "vec_amd64.h"
+
+// Dot products of the K-quant types Q4_K, Q5_K and Q6_K with a Q8_K activation,
+// and the Q8_K activation quantizer, for amd64 with AVX2, FMA and F16C. The
+// …VNNI variants fold the scale multiply-adds into VPDPWSSD (AVX512-VNNI,
+// AVX512VL). The float32 operations are those of the portable twins in
+// kquants.go and q8k.go, in the same order, so that the results are
+// bit-identical; the integer parts are exact.
+//
+// Each super-block gives eight int32 lanes: lane t sums, over the eight runs c
+// of 32 values, scale(run c, t)·Σ q·y over values 32c+4t…32c+4t+3 (kLanes).
+// VPMADDUBSW forms the sums of two products (unsigned quants times signed
+// activation bytes, which cannot saturate here), VPMADDWD multiplies pairs of
+// them by the sub-block scale and adds them into the four-product sums.
+//
+// Registers common to the dot kernels:
+//	SI  weight super-blocks     DI  activation quants (256 per super-block)
+//	DX  activation scales       R8  activation bsums (16 per super-block)
+//	CX  super-blocks left       Y15 eight float32 lanes (acc of the twins)
+//	Y14 the minimums' float32 accumulators (Q4_K: 4 lanes, Q5_K: one)
+//	Y13 bytes 0x0f              Y6  the int32 lanes of the super-block
+
+// scaleShuf<>+32·c broadcasts int16 word c of each 128-bit lane to the whole
+// lane (VPSHUFB mask).
+DATA scaleShuf<>+0(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+8(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+16(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+24(SB)/8, $0x0100010001000100
+DATA scaleShuf<>+32(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+40(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+48(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+56(SB)/8, $0x0302030203020302
+DATA scaleShuf<>+64(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+72(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+80(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+88(SB)/8, $0x0504050405040504
+DATA scaleShuf<>+96(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+104(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+112(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+120(SB)/8, $0x0706070607060706
+DATA scaleShuf<>+128(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+136(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+144(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+152(SB)/8, $0x0908090809080908
+DATA scaleShuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA scaleShuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA scaleShuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA scaleShuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA scaleShuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA scaleShuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL scaleShuf<>(SB), RODATA|NOPTR, $256
+
+// evenOdd<> gathers the even bytes of 16 into the low 8 and the odd ones into
+// the high 8 (VPSHUFB mask).
+DATA evenOdd<>+0(SB)/8, $0x0e0c0a0806040200
+DATA evenOdd<>+8(SB)/8, $0x0f0d0b0907050301
+GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
+
+// X dst = float32(fp16 at off(SI) × a.D at (DX)), clobbering AX.
+#define SUPER_SCALE(off, dst) \
+	MOVWLZX   off(SI), AX; \
+	VMOVD     AX, dst; \
+	VCVTPH2PS dst, dst; \
+	VMULSS    (DX), dst, dst
+
+// Unpacks the 6-bit scales and mins of the Q4_K/Q5_K block at SI into Y1 (the
+// eight scales as int16, in both 128-bit lanes) and Y3 (the eight mins as int16,
+// each twice: min[s] in words 2s and 2s+1). A, B, C, T0, T1, T2 are scratch
+// general registers. Clobbers X2, X4.
+#define K4_UNPACK(A, B, C, T0, T1, T2) \
+	MOVL         4(SI), A; \
+	MOVL         8(SI), B; \
+	MOVL         12(SI), C; \
+	MOVL         A, T0; \
+	ANDL         $0x3f3f3f3f, T0; \
+	MOVL         B, T1; \
+	ANDL         $0x3f3f3f3f, T1; \
+	MOVL         C, T2; \
+	ANDL         $0x0f0f0f0f, T2; \
+	SHRL         $6, A; \
+	ANDL         $0x03030303, A; \
+	SHLL         $4, A; \
+	ORL          A, T2; \
+	SHRL         $4, C; \
+	ANDL         $0x0f0f0f0f, C; \
+	SHRL         $6, B; \
+	ANDL         $0x03030303, B; \
+	SHLL         $4, B; \
+	ORL          B, C; \
+	VMOVD        T0, X1; \
+	VPINSRD      $1, T2, X1, X1; \
+	VPMOVZXBW    X1, X1; \
+	VPERMQ       $0x44, Y1, Y1; \
+	VMOVD        T1, X2; \
+	VPINSRD      $1, C, X2, X2; \
+	VPMOVZXBW    X2, X2; \
+	VPUNPCKLWD   X2, X2, X3; \
+	VPUNPCKHWD   X2, X2, X4; \
+	VINSERTI128  $1, X4, Y3, Y3
+
+// K4_UNPACK, then Y3 = the eight int32 products min[s]·(bsums[2s]+bsums[2s+1])
+// with the bsums at R8. Clobbers AX, BX, R9…R12, X2, X4.
+#define SCALES_MINS_K4 \
+	K4_UNPACK(AX, BX, R9, R10, R11, R12); \
+	VPMADDWD (R8), Y3, Y3
+
+// Y6 += the lanes of run c: Σ pairs q·y (unsigned quants in Q, activation at
+// 32c(DI)) times scale word c of Y1. Clobbers Q, Y9.
+#define RUN_AVX2(c, Q) \
+	VPMADDUBSW 32*(c)(DI), Q, Q; \
+	VPSHUFB    scaleShuf<>+32*(c)(SB), Y1, Y9; \
+	VPMADDWD   Y9, Q, Q; \
+	VPADDD     Q, Y6, Y6
+
+#define RUN_VNNI(c, Q) \
+	VPMADDUBSW 32*(c)(DI), Q, Q; \
+	VPSHUFB    scaleShuf<>+32*(c)(SB), Y1, Y9; \
+	VPDPWSSD   Y9, Q, Y6
+
+// Y7, Y8 = the low and high nibbles of the 32 bytes at off(SI).
+#define NIBBLES(off) \
+	VMOVDQU off(SI), Y7; \
+	VPSRLW  $4, Y7, Y8; \
+	VPAND   Y13, Y7, Y7; \
+	VPAND   Y13, Y8, Y8
+
+// The Q4_K runs 2k (low nibbles of qs[32k…]) and 2k+1 (high nibbles).
+#define Q4K_CHUNK(RUN, k) \
+	NIBBLES(16+32*k); \
+	RUN(2*k, Y7); \
+	RUN(2*k+1, Y8)
+
+// Y15 = fma(d, float32(Y6), Y15) with d = float32(a.D·fp16 at off(SI)).
+// Clobbers X5, AX.
+#define ACC_LANES(off) \
+	SUPER_SCALE(off, X5); \
+	VBROADCASTSS X5, Y5; \
+	VCVTDQ2PS    Y6, Y6; \
+	VFMADD231PS  Y6, Y5, Y15
+
+// Loads the arguments of a K-quant dot with bsums.
+#define K_ARGS \
+	MOVQ w+0(FP), SI; \
+	MOVQ qs+8(FP), DI; \
+	MOVQ d+16(FP), DX; \
+	MOVQ bsums+24(FP), R8; \
+	MOVQ nb+32(FP), CX
+
+// The Q4_K loop over the super-blocks, then X0 = the result.
+#define Q4K_BODY(RUN, loop) \
+	BYTES(0x0f, Y13, X13); \
+	VXORPS Y15, Y15, Y15; \
+	VXORPS Y14, Y14, Y14; \
+loop: \
+	SCALES_MINS_K4; \
+	VEXTRACTI128 $1, Y3, X4; \
+	VPHADDD      X4, X3, X3; \
+	VCVTDQ2PS    X3, X3; \
+	SUPER_SCALE(2, X4); \
+	VBROADCASTSS X4, X4; \
+	VFNMADD231PS X3, X4, X14; \
+	VPXOR        Y6, Y6, Y6; \
+	Q4K_CHUNK(RUN, 0); \
+	Q4K_CHUNK(RUN, 1); \
+	Q4K_CHUNK(RUN, 2); \
+	Q4K_CHUNK(RUN, 3); \
+	ACC_LANES(0); \
+	ADDQ $144, SI; \
+	ADDQ $256, DI; \
+	ADDQ $4, DX; \
+	ADDQ $32, R8; \
+	DECQ CX; \
+	JNZ  loop; \
+	HSUM8_Y15; \
+	VMOVHLPS  X14, X14, X1; \
+	VADDPS    X1, X14, X1; \
+	VMOVSHDUP X1, X2; \
+	VADDSS    X2, X1, X1; \
+	VADDSS    X1, X0, X0
+
+// func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+//
+// The minimums go to four float32 lanes, lane k taking sub-blocks 2k and
+// 2k+1, added as (m0+m2)+(m1+m3) at the end (see dotQ4_KGeneric).
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
+	K_ARGS
+	Q4K_BODY(RUN_AVX2, q4kAVX2Loop)
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ4_KVNNI(SB), NOSPLIT, $0-44
+	K_ARGS
+	Q4K_BODY(RUN_VNNI, q4kVNNILoop)
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// Y7 |= bit c of each byte of the Q5_K high bits in Y10, moved to bit 4
+// (SHIFT is VPSLLW or VPSRLW by n; a word shift keeps bit 4 of every byte
+// clean for the shifts used). Y12 holds bytes 0x10. Clobbers Y9.
+#define Q5K_HIGH(SHIFT, n, dst) \
+	SHIFT $n, Y10, Y9; \
+	VPAND Y12, Y9, Y9; \
+	VPOR  Y9, dst, dst
+
+#define Q5K_CHUNK(RUN, k, SHLO, nlo, SHHI, nhi) \
+	NIBBLES(48+32*k); \
+	Q5K_HIGH(SHLO, nlo, Y7); \
+	Q5K_HIGH(SHHI, nhi, Y8); \
+	RUN(2*k, Y7); \
+	RUN(2*k+1, Y8)
+
+// The Q5_K loop over the super-blocks, then X0 = the result.
+#define Q5K_BODY(RUN, loop) \
+	BYTES(0x0f, Y13, X13); \
+	BYTES(0x10, Y12, X12); \
+	VXORPS Y15, Y15, Y15; \
+	VXORPS Y14, Y14, Y14; \
+loop: \
+	SCALES_MINS_K4; \
+	VEXTRACTI128 $1, Y3, X4; \
+	VPADDD       X4, X3, X3; \
+	VPSHUFD      $0x4e, X3, X4; \
+	VPADDD       X4, X3, X3; \
+	VPSHUFD      $0xb1, X3, X4; \
+	VPADDD       X4, X3, X3; \
+	VCVTDQ2PS    X3, X3; \
+	SUPER_SCALE(2, X4); \
+	VFNMADD231SS X3, X4, X14; \
+	VMOVDQU      16(SI), Y10; \
+	VPXOR        Y6, Y6, Y6; \
+	Q5K_CHUNK(RUN, 0, VPSLLW, 4, VPSLLW, 3); \
+	Q5K_CHUNK(RUN, 1, VPSLLW, 2, VPSLLW, 1); \
+	Q5K_CHUNK(RUN, 2, VPSRLW, 0, VPSRLW, 1); \
+	Q5K_CHUNK(RUN, 3, VPSRLW, 2, VPSRLW, 3); \
+	ACC_LANES(0); \
+	ADDQ $176, SI; \
+	ADDQ $256, DI; \
+	ADDQ $4, DX; \
+	ADDQ $32, R8; \
+	DECQ CX; \
+	JNZ  loop; \
+	HSUM8_Y15; \
+	VADDSS X14, X0, X0
+
+// func dotQ5_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+//
+// The minimums of a super-block are summed in one integer and accumulated in
+// one float32 (see dotQ5_KGeneric).
+TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-44
+	K_ARGS
+	Q5K_BODY(RUN_AVX2, q5kAVX2Loop)
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ5_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ5_KVNNI(SB), NOSPLIT, $0-44
+	K_ARGS
+	Q5K_BODY(RUN_VNNI, q5kVNNILoop)
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// Q6_K: the quants are 6-bit, taken minus 32: the pairs are formed as
+// Σ q·y − Σ 32·y with two VPMADDUBSW (exact in int16). The sixteen int8 scales,
+// one per 16 values, are spread so that scale word c of the low 128-bit lane
+// is scale 2c and of the high lane scale 2c+1 (lanes 0…3 and 4…7 of run c).
+
+// Y7 = (nibbles Y7) | (high bits Y9 shifted into bits 4…5); the low nibble
+// source is already masked. Y11 holds bytes 0x30. Clobbers Y10.
+#define Q6K_HIGH(SHIFT, n) \
+	SHIFT $n, Y9, Y10; \
+	VPAND Y11, Y10, Y10; \
+	VPOR  Y10, Y7, Y7
+
+#define Q6K_RUN_AVX2(c) \
+	VPMADDUBSW 32*(c)(DI), Y7, Y7; \
+	VPMADDUBSW 32*(c)(DI), Y12, Y10; \
+	VPSUBW     Y10, Y7, Y7; \
+	VPSHUFB    scaleShuf<>+32*(c)(SB), Y1, Y10; \
+	VPMADDWD   Y10, Y7, Y7; \
+	VPADDD     Y7, Y6, Y6
+
+#define Q6K_RUN_VNNI(c) \
+	VPMADDUBSW 32*(c)(DI), Y7, Y7; \
+	VPMADDUBSW 32*(c)(DI), Y12, Y10; \
+	VPSUBW     Y10, Y7, Y7; \
+	VPSHUFB    scaleShuf<>+32*(c)(SB), Y1, Y10; \
+	VPDPWSSD   Y10, Y7, Y6
+
+// The four runs of half h: ql at 64h(SI), qh at 128+32h(SI).
+#define Q6K_HALF(RUN, h) \
+	VMOVDQU 128+32*h(SI), Y9; \
+	VMOVDQU 64*h(SI), Y2; \
+	VMOVDQU 64*h+32(SI), Y3; \
+	VPAND   Y13, Y2, Y7; \
+	Q6K_HIGH(VPSLLW, 4); \
+	RUN(4*h); \
+	VPAND   Y13, Y3, Y7; \
+	Q6K_HIGH(VPSLLW, 2); \
+	RUN(4*h+1); \
+	VPSRLW  $4, Y2, Y7; \
+	VPAND   Y13, Y7, Y7; \
+	Q6K_HIGH(VPSRLW, 0); \
+	RUN(4*h+2); \
+	VPSRLW  $4, Y3, Y7; \
+	VPAND   Y13, Y7, Y7; \
+	Q6K_HIGH(VPSRLW, 2); \
+	RUN(4*h+3)
+
+// The Q6_K loop over the super-blocks, then X0 = the result.
+#define Q6K_BODY(RUN, loop) \
+	BYTES(0x0f, Y13, X13); \
+	BYTES(0x20, Y12, X12); \
+	BYTES(0x30, Y11, X11); \
+	VMOVDQU evenOdd<>(SB), X14; \
+	VXORPS  Y15, Y15, Y15; \
+loop: \
+	VMOVDQU   192(SI), X1; \
+	VPSHUFB   X14, X1, X1; \
+	VPMOVSXBW X1, Y1; \
+	VPXOR     Y6, Y6, Y6; \
+	Q6K_HALF(RUN, 0); \
+	Q6K_HALF(RUN, 1); \
+	ACC_LANES(208); \
+	ADDQ $210, SI; \
+	ADDQ $256, DI; \
+	ADDQ $4, DX; \
+	DECQ CX; \
+	JNZ  loop; \
+	HSUM8_Y15
+
+// func dotQ6_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+32(FP), CX
+	Q6K_BODY(Q6K_RUN_AVX2, q6kAVX2Loop)
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ6_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ6_KVNNI(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+32(FP), CX
+	Q6K_BODY(Q6K_RUN_VNNI, q6kVNNILoop)
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------------------
+// AVX-512 variants (AVX512F/BW/VL and VNNI): two runs of 32 values per 512-bit
+// register. The int32 lanes of the even runs gather in the low 256 bits of Z6
+// and those of the odd runs in the high 256 bits; the two halves are added at
+// the end of each super-block (exact), after which the float32 work is that of
+// the AVX2 kernels. The sub-block scales are spread with VPERMW by index
+// vectors in Z16…Z19; the float32 accumulation stays on 256-bit registers.
+
+// VPERMW indices: words 0…3 to the four 128-bit lanes.
+DATA permQuarters<>+0(SB)/8, $0x0000000000000000
+DATA permQuarters<>+8(SB)/8, $0x0000000000000000
+DATA permQuarters<>+16(SB)/8, $0x0001000100010001
+DATA permQuarters<>+24(SB)/8, $0x0001000100010001
+DATA permQuarters<>+32(SB)/8, $0x0002000200020002
+DATA permQuarters<>+40(SB)/8, $0x0002000200020002
+DATA permQuarters<>+48(SB)/8, $0x0003000300030003
+DATA permQuarters<>+56(SB)/8, $0x0003000300030003
+GLOBL permQuarters<>(SB), RODATA|NOPTR, $64
+
+// Z = words a in the low 256 bits and words b in the high 256 bits (Y is the
+// low half of Z). Clobbers AX, Y register T.
+#define HALVES(a, b, Z, Y, T) \
+	MOVL          $a, AX; \
+	VPBROADCASTW  AX, Y; \
+	MOVL          $b, AX; \
+	VPBROADCASTW  AX, T; \
+	VINSERTI64X4  $1, T, Z, Z
+
+// R1…R3 = the word index vector R0 plus step, 2·step, 3·step. Clobbers AX, T.
+#define PERM_STEPS(step, R0, R1, R2, R3, T) \
+	MOVL         $step, AX; \
+	VPBROADCASTW AX, T; \
+	VPADDW       T, R0, R1; \
+	VPADDW       T, R1, R2; \
+	VPADDW       T, R2, R3
+
+// Y6 = the sum of the two 256-bit halves of Z6. Clobbers Y7.
+#define FOLD_Z6 \
+	VEXTRACTI64X4 $1, Z6, Y7; \
+	VPADDD        Y7, Y6, Y6
+
+// Q6_K: the runs pair up as (4h, 4h+1), whose low bits are the low nibbles of
+// the 64 bytes of ql of half h, and (4h+2, 4h+3), their high nibbles. Lane group
+// g (128 bits) of a pair takes scale 4p+g of pair p.
+
+// Z6 += the lanes of pair p from its quants in Z7 and the activation at
+// 64p(DI), minus 32 times the activation, times the scales IDX picks. Z12
+// holds bytes 0x20. Clobbers Z7, Z8, Z9.
+#define Q6K_PAIR512(p, IDX) \
+	VPMADDUBSW 64*(p)(DI), Z7, Z7; \
+	VPMADDUBSW 64*(p)(DI), Z12, Z8; \
+	VPSUBW     Z8, Z7, Z7; \
+	VPERMW     Z1, IDX, Z9; \
+	VPDPWSSD   Z9, Z7, Z6
+
+// func dotQ6_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ6_KAVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+32(FP), CX
+	VMOVDQU64 permQuarters<>(SB), Z16
+	PERM_STEPS(4, Z16, Z17, Z18, Z19, Z20)
+	HALVES(4, 2, Z21, Y21, Y20)
+	HALVES(0, 2, Z22, Y22, Y20)
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z13
+	MOVL         $0x20202020, AX
+	VPBROADCASTD AX, Z12
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z11
+	VXORPS       Y15, Y15, Y15
+
+q6k512Loop:
+	VPMOVSXBW       192(SI), Y1
+	VPXOR           Y6, Y6, Y6
+	VMOVDQU64       (SI), Z2
+	VBROADCASTI64X4 128(SI), Z3
+	VPANDQ          Z13, Z2, Z7
+	VPSLLVW         Z21, Z3, Z8
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7
+	Q6K_PAIR512(0, Z16)
+	VPSRLW          $4, Z2, Z7
+	VPANDQ          Z13, Z7, Z7
+	VPSRLVW         Z22, Z3, Z8
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7
+	Q6K_PAIR512(1, Z17)
+	VMOVDQU64       64(SI), Z2
+	VBROADCASTI64X4 160(SI), Z3
+	VPANDQ          Z13, Z2, Z7
+	VPSLLVW         Z21, Z3, Z8
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7
+	Q6K_PAIR512(2, Z18)
+	VPSRLW          $4, Z2, Z7
+	VPANDQ          Z13, Z7, Z7
+	VPSRLVW         Z22, Z3, Z8
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7
+	Q6K_PAIR512(3, Z19)
+	FOLD_Z6
+	ACC_LANES(208)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  q6k512Loop
+
+	HSUM8_Y15
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------------------
+// One weight row times four activations (prompt prefill), AVX-512 tier: the
+// weights of each super-block are unpacked once and multiplied with each of the
+// four activations; every result is bit for bit that of the one-activation
+// kernel. The activations are described by an actPtrs4 at R8 (pointers to the
+// quants at 0, 8, 16, 24, to the scales at 32…56, to the bsums at 64…88);
+// for super-block i, R12 = 32i and R13 = 4i index them: quants (p)(R12*8),
+// scales (p)(R13*1), bsums (p)(R13*8). The float32 lanes of activation b are
+// in Y16+b, the int32 lanes of the super-block in Y24+b (Z24+b).
+
+// R = the quants of activation b for the current super-block.
+#define ACT_QS(b, R) \
+	MOVQ 8*(b)(R8), R; \
+	LEAQ (R)(R12*8), R
+
+// X0 = the float32 of the result (see HSUM8_Y15) of the lanes ACC. Clobbers
+// Y15, X1.
+#define HSUM8_OF(ACC) \
+	VMOVAPS ACC, Y15; \
+	HSUM8_Y15
+
+// For activation b of a Q4_K row: the minimum accumulators ACCM -= its
+// scaled four min sums (X4 = the weights' fp16 dmin as float32), and DB = its
+// d times the weights' d (in X5), broadcast. Clobbers AX, X2, X6.
+#define Q4K_ACT(b, ACCM, DB) \
+	MOVQ         64+8*(b)(R8), AX; \
+	VPMADDWD     (AX)(R13*8), Y3, Y2; \
+	VEXTRACTI128 $1, Y2, X6; \
+	VPHADDD      X6, X2, X2; \
+	VCVTDQ2PS    X2, X2; \
+	MOVQ         32+8*(b)(R8), AX; \
+	VMULSS       (AX)(R13*1), X4, X6; \
+	VBROADCASTSS X6, X6; \
+	VFNMADD231PS X2, X6, ACCM; \
+	VMULSS       (AX)(R13*1), X5, X6; \
+	VBROADCASTSS X6, DB
+
+// Run c of the four activations (quants DI, R9, R10, R11) with the unsigned
+// weight quants Q. Clobbers Y9…Y12, Y14.
+#define Q4K_RUN4(c, Q) \
+	VPSHUFB    scaleShuf<>+32*(c)(SB), Y1, Y9; \
+	VPMADDUBSW 32*(c)(DI), Q, Y10; \
+	VPMADDUBSW 32*(c)(R9), Q, Y11; \
+	VPMADDUBSW 32*(c)(R10), Q, Y12; \
+	VPMADDUBSW 32*(c)(R11), Q, Y14; \
+	VPDPWSSD   Y9, Y10, Y24; \
+	VPDPWSSD   Y9, Y11, Y25; \
+	VPDPWSSD   Y9, Y12, Y26; \
+	VPDPWSSD   Y9, Y14, Y27
+
+// X0 = hsum8(ACC) + ((m0+m2)+(m1+m3)) of ACCM, stored at 4b(BX).
+#define Q4K_RESULT(b, ACC, ACCM) \
+	HSUM8_OF(ACC); \
+	VMOVAPS   ACCM, X14; \
+	VMOVHLPS  X14, X14, X1; \
+	VADDPS    X1, X14, X1; \
+	VMOVSHDUP X1, X2; \
+	VADDSS    X2, X1, X1; \
+	VADDSS    X1, X0, X0; \
+	VMOVSS    X0, 4*(b)(BX)
+
+// Zeroes the index registers R12, R13 and the accumulators Y16…Y23, and sets
+// Y13 to bytes 0x0f.
+#define ACTS4_K_INIT \
+	XORQ   R12, R12; \
+	XORQ   R13, R13; \
+	BYTES(0x0f, Y13, X13); \
+	VPXORD Y16, Y16, Y16; \
+	VPXORD Y17, Y17, Y17; \
+	VPXORD Y18, Y18, Y18; \
+	VPXORD Y19, Y19, Y19; \
+	VPXORD Y20, Y20, Y20; \
+	VPXORD Y21, Y21, Y21; \
+	VPXORD Y22, Y22, Y22; \
+	VPXORD Y23, Y23, Y23
+
+// The start of a Q4_K or Q5_K super-block for four activations: the scales
+// and mins unpacked (Y1, Y3), the minimums accumulated and the scales d_b of
+// each activation set by ACT, the quant pointers loaded (DI, R9, R10, R11) and
+// the int32 lanes Y24…Y27 zeroed.
+#define ACTS4_K_HEAD(ACT) \
+	K4_UNPACK(AX, BX, DX, DI, R9, R10); \
+	MOVWLZX   2(SI), AX; \
+	VMOVD     AX, X4; \
+	VCVTPH2PS X4, X4; \
+	MOVWLZX   (SI), AX; \
+	VMOVD     AX, X5; \
+	VCVTPH2PS X5, X5; \
+	ACT(0, X20, Y28); \
+	ACT(1, X21, Y29); \
+	ACT(2, X22, Y30); \
+	ACT(3, X23, Y31); \
+	ACT_QS(0, DI); \
+	ACT_QS(1, R9); \
+	ACT_QS(2, R10); \
+	ACT_QS(3, R11); \
+	VPXORD Y24, Y24, Y24; \
+	VPXORD Y25, Y25, Y25; \
+	VPXORD Y26, Y26, Y26; \
+	VPXORD Y27, Y27, Y27
+
+// Y16+b = fma(Y28+b, float32(Y24+b), Y16+b) for the four activations.
+#define ACTS4_K_ACC \
+	VCVTDQ2PS   Y24, Y24; \
+	VCVTDQ2PS   Y25, Y25; \
+	VCVTDQ2PS   Y26, Y26; \
+	VCVTDQ2PS   Y27, Y27; \
+	VFMADD231PS Y24, Y28, Y16; \
+	VFMADD231PS Y25, Y29, Y17; \
+	VFMADD231PS Y26, Y30, Y18; \
+	VFMADD231PS Y27, Y31, Y19
+
+// func dotQ4_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ4_KActs4AVX512(SB), NOSPLIT, $0-32
+	MOVQ   w+0(FP), SI
+	MOVQ   p+8(FP), R8
+	MOVQ   nb+16(FP), CX
+	ACTS4_K_INIT
+
+q4kActs4Loop:
+	ACTS4_K_HEAD(Q4K_ACT)
+	NIBBLES(16)
+	Q4K_RUN4(0, Y7)
+	Q4K_RUN4(1, Y8)
+	NIBBLES(48)
+	Q4K_RUN4(2, Y7)
+	Q4K_RUN4(3, Y8)
+	NIBBLES(80)
+	Q4K_RUN4(4, Y7)
+	Q4K_RUN4(5, Y8)
+	NIBBLES(112)
+	Q4K_RUN4(6, Y7)
+	Q4K_RUN4(7, Y8)
+	ACTS4_K_ACC
+	ADDQ        $144, SI
+	ADDQ        $32, R12
+	ADDQ        $4, R13
+	DECQ        CX
+	JNZ         q4kActs4Loop
+
+	MOVQ out+24(FP), BX
+	Q4K_RESULT(0, Y16, X20)
+	Q4K_RESULT(1, Y17, X21)
+	Q4K_RESULT(2, Y18, X22)
+	Q4K_RESULT(3, Y19, X23)
+	VZEROUPPER
+	RET
+
+// For activation b of a Q5_K row: the minimum accumulator SUMMS -= its scaled
+// min sum (one float32, X4 = the weights' fp16 dmin as float32), and DB = its d
+// times the weights' d (in X5), broadcast. Clobbers AX, X2, X6.
+#define Q5K_ACT(b, SUMMS, DB) \
+	MOVQ         64+8*(b)(R8), AX; \
+	VPMADDWD     (AX)(R13*8), Y3, Y2; \
+	VEXTRACTI128 $1, Y2, X6; \
+	VPADDD       X6, X2, X2; \
+	VPSHUFD      $0x4e, X2, X6; \
+	VPADDD       X6, X2, X2; \
+	VPSHUFD      $0xb1, X2, X6; \
+	VPADDD       X6, X2, X2; \
+	VCVTDQ2PS    X2, X2; \
+	MOVQ         32+8*(b)(R8), AX; \
+	VMULSS       (AX)(R13*1), X4, X6; \
+	VFNMADD231SS X2, X6, SUMMS; \
+	VMULSS       (AX)(R13*1), X5, X6; \
+	VBROADCASTSS X6, DB
+
+// Q5K_HIGH for the four-activation kernel: the high bits in Y15, bytes 0x10 in
+// Y0. Clobbers Y6.
+#define Q5K_HIGH4(SHIFT, n, dst) \
+	SHIFT $n, Y15, Y6; \
+	VPAND Y0, Y6, Y6; \
+	VPOR  Y6, dst, dst
+
+// func dotQ5_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ5_KActs4AVX512(SB), NOSPLIT, $0-32
+	MOVQ   w+0(FP), SI
+	MOVQ   p+8(FP), R8
+	MOVQ   nb+16(FP), CX
+	ACTS4_K_INIT
+	BYTES(0x10, Y0, X0)
+
+q5kActs4Loop:
+	ACTS4_K_HEAD(Q5K_ACT)
+	VMOVDQU 16(SI), Y15
+	NIBBLES(48)
+	Q5K_HIGH4(VPSLLW, 4, Y7)
+	Q5K_HIGH4(VPSLLW, 3, Y8)
+	Q4K_RUN4(0, Y7)
+	Q4K_RUN4(1, Y8)
+	NIBBLES(80)
+	Q5K_HIGH4(VPSLLW, 2, Y7)
+	Q5K_HIGH4(VPSLLW, 1, Y8)
+	Q4K_RUN4(2, Y7)
+	Q4K_RUN4(3, Y8)
+	NIBBLES(112)
+	Q5K_HIGH4(VPSRLW, 0, Y7)
+	Q5K_HIGH4(VPSRLW, 1, Y8)
+	Q4K_RUN4(4, Y7)
+	Q4K_RUN4(5, Y8)
+	NIBBLES(144)
+	Q5K_HIGH4(VPSRLW, 2, Y7)
+	Q5K_HIGH4(VPSRLW, 3, Y8)
+	Q4K_RUN4(6, Y7)
+	Q4K_RUN4(7, Y8)
+	ACTS4_K_ACC
+	ADDQ        $176, SI
+	ADDQ        $32, R12
+	ADDQ        $4, R13
+	DECQ        CX
+	JNZ         q5kActs4Loop
+
+	MOVQ    out+24(FP), BX
+	HSUM8_OF(Y16)
+	VADDSS  X20, X0, X0
+	VMOVSS  X0, (BX)
+	HSUM8_OF(Y17)
+	VADDSS  X21, X0, X0
+	VMOVSS  X0, 4(BX)
+	HSUM8_OF(Y18)
+	VADDSS  X22, X0, X0
+	VMOVSS  X0, 8(BX)
+	HSUM8_OF(Y19)
+	VADDSS  X23, X0, X0
+	VMOVSS  X0, 12(BX)
+	VZEROUPPER
+	RET
+
+// Pair p of the four activations (quants DI, R9, R10, R11) with the Q6_K
+// quants Z7 and the scales IDX picks from Y1. Z12 holds bytes 0x20. Clobbers
+// Z9, Z10, Z14.
+#define Q6K_PAIR4(p, IDX) \
+	VPERMW     Z1, IDX, Z9; \
+	VPMADDUBSW 64*(p)(DI), Z7, Z10; \
+	VPMADDUBSW 64*(p)(DI), Z12, Z14; \
+	VPSUBW     Z14, Z10, Z10; \
+	VPDPWSSD   Z9, Z10, Z24; \
+	VPMADDUBSW 64*(p)(R9), Z7, Z10; \
+	VPMADDUBSW 64*(p)(R9), Z12, Z14; \
+	VPSUBW     Z14, Z10, Z10; \
+	VPDPWSSD   Z9, Z10, Z25; \
+	VPMADDUBSW 64*(p)(R10), Z7, Z10; \
+	VPMADDUBSW 64*(p)(R10), Z12, Z14; \
+	VPSUBW     Z14, Z10, Z10; \
+	VPDPWSSD   Z9, Z10, Z26; \
+	VPMADDUBSW 64*(p)(R11), Z7, Z10; \
+	VPMADDUBSW 64*(p)(R11), Z12, Z14; \
+	VPSUBW     Z14, Z10, Z10; \
+	VPDPWSSD   Z9, Z10, Z27
+
+// The two pairs of half h of a Q6_K super-block for four activations.
+#define Q6K_HALF4(h, IA, IB) \
+	VMOVDQU64       64*(h)(SI), Z2; \
+	VBROADCASTI64X4 128+32*(h)(SI), Z3; \
+	VPANDQ          Z13, Z2, Z7; \
+	VPSLLVW         Z28, Z3, Z8; \
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
+	Q6K_PAIR4(2*(h), IA); \
+	VPSRLW          $4, Z2, Z7; \
+	VPANDQ          Z13, Z7, Z7; \
+	VPSRLVW         Z29, Z3, Z8; \
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
+	Q6K_PAIR4(2*(h)+1, IB)
+
+// ACC = fma(d_b·d_w, float32(lanes of Z L folded), ACC) for activation b, with
+// X5 = the weights' fp16 d as float32. Clobbers AX, Y10, X6, Y6.
+#define Q6K_ACC(b, L, LY, ACC) \
+	VEXTRACTI64X4 $1, L, Y10; \
+	VPADDD        Y10, LY, LY; \
+	VCVTDQ2PS     LY, LY; \
+	MOVQ          32+8*(b)(R8), AX; \
+	VMULSS        (AX)(R13*1), X5, X6; \
+	VBROADCASTSS  X6, Y6; \
+	VFMADD231PS   LY, Y6, ACC
+
+// func dotQ6_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ6_KActs4AVX512(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), R8
+	MOVQ nb+16(FP), CX
+	XORQ R12, R12
+	XORQ R13, R13
+	VMOVDQU64 permQuarters<>(SB), Z20
+	PERM_STEPS(4, Z20, Z21, Z22, Z23, Z9)
+	HALVES(4, 2, Z28, Y28, Y9)
+	HALVES(0, 2, Z29, Y29, Y9)
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z13
+	MOVL         $0x20202020, AX
+	VPBROADCASTD AX, Z12
+	MOVL         $0x30303030, AX
+	VPBROADCASTD AX, Z11
+	VPXORD       Y16, Y16, Y16
+	VPXORD       Y17, Y17, Y17
+	VPXORD       Y18, Y18, Y18
+	VPXORD       Y19, Y19, Y19
+
+q6kActs4Loop:
+	VPMOVSXBW 192(SI), Y1
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X5
+	VCVTPH2PS X5, X5
+	ACT_QS(0, DI)
+	ACT_QS(1, R9)
+	ACT_QS(2, R10)
+	ACT_QS(3, R11)
+	VPXORD    Z24, Z24, Z24
+	VPXORD    Z25, Z25, Z25
+	VPXORD    Z26, Z26, Z26
+	VPXORD    Z27, Z27, Z27
+	Q6K_HALF4(0, Z20, Z21)
+	Q6K_HALF4(1, Z22, Z23)
+	Q6K_ACC(0, Z24, Y24, Y16)
+	Q6K_ACC(1, Z25, Y25, Y17)
+	Q6K_ACC(2, Z26, Y26, Y18)
+	Q6K_ACC(3, Z27, Y27, Y19)
+	ADDQ $210, SI
+	ADDQ $32, R12
+	ADDQ $4, R13
+	DECQ CX
+	JNZ  q6kActs4Loop
+
+	MOVQ    out+24(FP), BX
+	HSUM8_OF(Y16)
+	VMOVSS  X0, (BX)
+	HSUM8_OF(Y17)
+	VMOVSS  X0, 4(BX)
+	HSUM8_OF(Y18)
+	VMOVSS  X0, 8(BX)
+	HSUM8_OF(Y19)
+	VMOVSS  X0, 12(BX)
+	VZEROUPPER
+	RET
+
+// Q8_K activation quantization (see quantizeQ8_KGeneric): per super-block of
+// 256 values amax = max|x| (NaNs ignored) and max the first value with
+// |max| = amax; iscale = -127/max, d = 1/iscale,
+// q = int8(min(127, round-half-even(iscale·x))) keeping the low byte of the
+// int32, and the sums of each 16 quants.
+
+// Quantizes the 32 values at off(R9) with the scale in Y9 into 32 bytes at
+// off/4(R10), and sets S to the eight sums of four of those quants.
+#define QUANT32(off, S) \
+	VMULPS     off(R9), Y9, Y0; \
+	VMULPS     off+32(R9), Y9, Y1; \
+	VMULPS     off+64(R9), Y9, Y2; \
+	VMULPS     off+96(R9), Y9, Y3; \
+	VCVTPS2DQ  Y0, Y0; \
+	VCVTPS2DQ  Y1, Y1; \
+	VCVTPS2DQ  Y2, Y2; \
+	VCVTPS2DQ  Y3, Y3; \
+	VPMINSD    Y13, Y0, Y0; \
+	VPMINSD    Y13, Y1, Y1; \
+	VPMINSD    Y13, Y2, Y2; \
+	VPMINSD    Y13, Y3, Y3; \
+	PACK_LOW_BYTES; \
+	VMOVDQU    Y0, off/4(R10); \
+	VPMADDUBSW Y0, Y15, S; \
+	VPMADDWD   Y14, S, S
+
+// func quantizeQ8_KAVX2(x *float32, qs *int8, d *float32, bsums *int16, nb int)
+TEXT ·quantizeQ8_KAVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ bsums+24(FP), R8
+	MOVQ nb+32(FP), CX
+	PACK_CONSTS
+	DWORDS(127, Y13, X13)
+	DWORDS(0x00010001, Y14, X14)
+	BYTES(0x01, Y15, X15)
+
+qq8kBlock:
+	// amax
+	MOVQ   SI, R9
+	MOVQ   $8, BX
+	VXORPS Y5, Y5, Y5
+
+qq8kMax:
+	ABSMAX8(R9, 0)
+	ABSMAX8(R9, 32)
+	ABSMAX8(R9, 64)
+	ABSMAX8(R9, 96)
+	ADDQ $128, R9
+	DECQ BX
+	JNZ  qq8kMax
+	HMAX8_Y5
+	VXORPS       X6, X6, X6
+	VUCOMISS     X6, X5
+	JEQ          qq8kZero
+
+	// max: the first value whose magnitude is amax
+	VBROADCASTSS X5, Y6
+	MOVQ         SI, R9
+
+qq8kFind:
+	VANDPS    (R9), Y12, Y4
+	VCMPPS    $0, Y6, Y4, Y4
+	VMOVMSKPS Y4, AX
+	ADDQ      $32, R9
+	TESTL     AX, AX
+	JZ        qq8kFind
+	BSFL      AX, AX
+	VMOVSS    -32(R9)(AX*4), X7
+
+	// iscale = -127/max, d = 1/iscale
+	MOVL         $0xc2fe0000, AX // -127
+	VMOVD        AX, X8
+	VDIVSS       X7, X8, X9
+	MOVL         $0x3f800000, AX // 1
+	VMOVD        AX, X8
+	VDIVSS       X9, X8, X8
+	VMOVSS       X8, (DX)
+	VBROADCASTSS X9, Y9
+
+	// quants and bsums, 128 values at a time
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ $2, BX
+
+qq8kQuant:
+	QUANT32(0, Y5)
+	QUANT32(128, Y6)
+	QUANT32(256, Y7)
+	QUANT32(384, Y8)
+	VPHADDD      Y6, Y5, Y5
+	VPHADDD      Y8, Y7, Y7
+	VPHADDD      Y7, Y5, Y5
+	VEXTRACTI128 $1, Y5, X4
+	VPUNPCKLDQ   X4, X5, X6
+	VPUNPCKHDQ   X4, X5, X7
+	VPACKSSDW    X7, X6, X6
+	VMOVDQU      X6, (R8)
+	ADDQ         $512, R9
+	ADDQ         $128, R10
+	ADDQ         $16, R8
+	DECQ         BX
+	JNZ          qq8kQuant
+	JMP          qq8kNext
+
+qq8kZero:
+	VXORPS  Y0, Y0, Y0
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y0, 32(DI)
+	VMOVDQU Y0, 64(DI)
+	VMOVDQU Y0, 96(DI)
+	VMOVDQU Y0, 128(DI)
+	VMOVDQU Y0, 160(DI)
+	VMOVDQU Y0, 192(DI)
+	VMOVDQU Y0, 224(DI)
+	VMOVDQU Y0, (R8)
+	VMOVSS  X0, (DX)
+	ADDQ    $32, R8
+
+qq8kNext:
+	ADDQ $1024, SI
+	ADDQ $256, DI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  qq8kBlock
+
+	VZEROUPPER
+	RET

@@ -1,0 +1,576 @@
+//go:build !purego
+
+#include "textflag.h"
+#include "vec_amd64.h"
+
+// Dot products of the 32-value block types (Q4_0, Q5_0, Q8_0) with a Q8_0
+// activation, and the Q8_0 activation quantizer, for amd64 with AVX2, FMA and
+// F16C. The …VNNI variants use VPDPBUSD on 256-bit registers (AVX512-VNNI and
+// AVX512VL) and, for Q5_0, AVX512BW masks. The float32 operations are those of
+// the portable twins in legacy.go, in the same order, so that the results are
+// bit-identical; the integer parts are exact.
+//
+// Registers common to the dot kernels:
+//	SI  weight blocks           DI  activation quants (32 per block)
+//	DX  activation scales       CX  blocks left
+//	Y15 eight float32 lanes (acc[t] of the twins) or, for Q4_0, X15 the sum
+//	Y14 int16 ones               Y13 bytes 0x0f
+
+// Sets Y14 to sixteen int16 ones and Y13 to bytes 0x0f, clobbering AX.
+#define LEGACY_CONSTS \
+	DWORDS(0x00010001, Y14, X14); \
+	BYTES(0x0f, Y13, X13)
+
+// X0 = float32(fp16 at boff(SI) × float32 at doff(DX)), clobbering AX.
+#define BLOCK_SCALE(boff, doff) \
+	MOVWLZX   boff(SI), AX; \
+	VMOVD     AX, X0; \
+	VCVTPH2PS X0, X0; \
+	VMULSS    doff(DX), X0, X0
+
+// Y15 += d·float32(lanes) lane by lane, one fused multiply-add each, with d the
+// scalar in X0 (clobbered: Y0 = d broadcast, lanes converted in place).
+#define ACCUMULATE(lanes) \
+	VBROADCASTSS X0, Y0; \
+	VCVTDQ2PS    lanes, lanes; \
+	VFMADD231PS  lanes, Y0, Y15
+
+// lanes = the eight sums of four products of the signed weight bytes in Y1 and
+// the activation bytes at yoff(DI) (lane t: bytes 4t…4t+3), with the sign trick:
+// |w| times y with the sign of w, which is exact because y is never -128.
+// Clobbers Y2, Y3.
+#define SIGNED_LANES_AVX2(yoff, lanes) \
+	VMOVDQU    yoff(DI), Y3; \
+	VPSIGNB    Y1, Y1, Y2; \
+	VPSIGNB    Y1, Y3, Y3; \
+	VPMADDUBSW Y3, Y2, Y3; \
+	VPMADDWD   Y14, Y3, lanes
+
+// The same with VPDPBUSD.
+#define SIGNED_LANES_VNNI(yoff, lanes) \
+	VMOVDQU  yoff(DI), Y3; \
+	VPSIGNB  Y1, Y1, Y2; \
+	VPSIGNB  Y1, Y3, Y3; \
+	VPXOR    lanes, lanes, lanes; \
+	VPDPBUSD Y3, Y2, lanes
+
+// The loop over the blocks of a lane kernel: QUANTS sets Y1 to the signed
+// weight quants of the block at SI, LANES forms their lanes with the
+// activation, which are accumulated into Y15; then X0 = hsum8 of Y15.
+#define LANES_LOOP(QUANTS, LANES, blockBytes, loop) \
+	VXORPS Y15, Y15, Y15; \
+loop: \
+	QUANTS; \
+	LANES(0, Y4); \
+	BLOCK_SCALE(0, 0); \
+	ACCUMULATE(Y4); \
+	ADDQ $blockBytes, SI; \
+	ADDQ $32, DI; \
+	ADDQ $4, DX; \
+	DECQ CX; \
+	JNZ  loop; \
+	HSUM8_Y15
+
+#define Q8_0_QUANTS VMOVDQU 2(SI), Y1
+
+// func dotQ8_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), CX
+	LEGACY_CONSTS
+	LANES_LOOP(Q8_0_QUANTS, SIGNED_LANES_AVX2, 34, q80avx2Loop)
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ8_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ8_0VNNI(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), CX
+	LANES_LOOP(Q8_0_QUANTS, SIGNED_LANES_VNNI, 34, q80vnniLoop)
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Y1 = the 32 quants of the Q5_0 block at SI minus 16, as signed bytes: the
+// nibbles of its 16 bytes at 6(SI) (values j and j+16 in the low and high
+// nibble of byte j) with 0xf0 or-ed in where the fifth bit, bit j of the
+// uint32 at 2(SI), is clear. Y12 holds the byte-spreading shuffle, Y11 the bit
+// of each byte, Y10 bytes 0xf0. Clobbers Y2.
+#define Q5_0_QUANTS_AVX2 \
+	VPBROADCASTD 2(SI), Y2; \
+	VPSHUFB      Y12, Y2, Y2; \
+	VPAND        Y11, Y2, Y2; \
+	VPCMPEQB     Y11, Y2, Y2; \
+	VPANDN       Y10, Y2, Y2; \
+	VMOVDQU      6(SI), X1; \
+	VPSRLW       $4, X1, X3; \
+	VINSERTI128  $1, X3, Y1, Y1; \
+	VPAND        Y13, Y1, Y1; \
+	VPOR         Y2, Y1, Y1
+
+// Loads the Q5_0 constants into Y12 (byte k/8 of the uint32 to byte k), Y11
+// (bit k%8 of byte k) and Y10 (bytes 0xf0).
+#define Q5_0_CONSTS \
+	VMOVDQU      q5Spread<>(SB), Y12; \
+	MOVQ         $0x8040201008040201, AX; \
+	VMOVQ        AX, X11; \
+	VPBROADCASTQ X11, Y11; \
+	DWORDS(0xf0f0f0f0, Y10, X10)
+
+DATA q5Spread<>+0(SB)/8, $0x0000000000000000
+DATA q5Spread<>+8(SB)/8, $0x0101010101010101
+DATA q5Spread<>+16(SB)/8, $0x0202020202020202
+DATA q5Spread<>+24(SB)/8, $0x0303030303030303
+GLOBL q5Spread<>(SB), RODATA|NOPTR, $32
+
+// The same with the fifth bits in a mask register: the quants whose bit is
+// clear get 16 subtracted by a masked byte subtraction (AVX512BW). Y10 holds
+// bytes 0x10. Clobbers X3, K1.
+#define Q5_0_QUANTS_VNNI \
+	KMOVD       2(SI), K1; \
+	KNOTD       K1, K1; \
+	VMOVDQU     6(SI), X1; \
+	VPSRLW      $4, X1, X3; \
+	VINSERTI128 $1, X3, Y1, Y1; \
+	VPAND       Y13, Y1, Y1; \
+	VPSUBB      Y10, Y1, K1, Y1
+
+// func dotQ5_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ5_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), CX
+	LEGACY_CONSTS
+	Q5_0_CONSTS
+	LANES_LOOP(Q5_0_QUANTS_AVX2, SIGNED_LANES_AVX2, 22, q50avx2Loop)
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ5_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ5_0VNNI(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), CX
+	LEGACY_CONSTS
+	DWORDS(0x10101010, Y10, X10)
+	LANES_LOOP(Q5_0_QUANTS_VNNI, SIGNED_LANES_VNNI, 22, q50vnniLoop)
+	VMOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Q4_0 sums the 32 products of a block in one integer and accumulates
+// sum = fma(float32(sumi), d_w·d_a, sum) block after block (see dotQ4_0Generic),
+// a chain of scalar fused multiply-adds. The integer work of four blocks is
+// done first and their sums reduced together.
+
+// lanes = eight partial sums of the products of the Q4_0 block at boff(SI) with
+// the activation bytes at yoff(DI) (the sum of the lanes is the block's sumi).
+// Y12 holds bytes 8. Clobbers Y1, Y2, Y3.
+#define Q4_0_LANES_AVX2(boff, yoff, lanes) \
+	VMOVDQU     boff+2(SI), X1; \
+	VPSRLW      $4, X1, X2; \
+	VINSERTI128 $1, X2, Y1, Y1; \
+	VPAND       Y13, Y1, Y1; \
+	VPSUBB      Y12, Y1, Y1; \
+	SIGNED_LANES_AVX2(yoff, lanes)
+
+#define Q4_0_LANES_VNNI(boff, yoff, lanes) \
+	VMOVDQU     boff+2(SI), X1; \
+	VPSRLW      $4, X1, X2; \
+	VINSERTI128 $1, X2, Y1, Y1; \
+	VPAND       Y13, Y1, Y1; \
+	VPSUBB      Y12, Y1, Y1; \
+	SIGNED_LANES_VNNI(yoff, lanes)
+
+// X15 = fma(float32(sumi), d, X15) for the block sums in X4 and the scales
+// d_w·d_a of four blocks (weight scales at 0, 18, 36, 54(SI), activation scales
+// at DX), in block order. Clobbers X0…X6.
+#define Q4_0_CHAIN4 \
+	VCVTDQ2PS   X4, X4; \
+	MOVWLZX     (SI), AX; \
+	VMOVD       AX, X5; \
+	VPINSRW     $1, 18(SI), X5, X5; \
+	VPINSRW     $2, 36(SI), X5, X5; \
+	VPINSRW     $3, 54(SI), X5, X5; \
+	VCVTPH2PS   X5, X5; \
+	VMULPS      (DX), X5, X5; \
+	VFMADD231SS X4, X5, X15; \
+	VMOVSHDUP   X4, X0; \
+	VMOVSHDUP   X5, X1; \
+	VFMADD231SS X0, X1, X15; \
+	VMOVHLPS    X4, X4, X2; \
+	VMOVHLPS    X5, X5, X3; \
+	VFMADD231SS X2, X3, X15; \
+	VPERMILPS   $3, X4, X0; \
+	VPERMILPS   $3, X5, X1; \
+	VFMADD231SS X0, X1, X15
+
+// X4 = the sums of the eight lanes of each of Y4, Y5, Y6, Y7. Clobbers Y8, Y9.
+#define REDUCE4 \
+	VPHADDD      Y5, Y4, Y8; \
+	VPHADDD      Y7, Y6, Y9; \
+	VPHADDD      Y9, Y8, Y4; \
+	VEXTRACTI128 $1, Y4, X8; \
+	VPADDD       X8, X4, X4
+
+// X4 = the sum of the eight lanes of Y4. Clobbers X8.
+#define REDUCE1 \
+	VEXTRACTI128 $1, Y4, X8; \
+	VPADDD       X8, X4, X4; \
+	VPSHUFD      $0x4e, X4, X8; \
+	VPADDD       X8, X4, X4; \
+	VPSHUFD      $0xb1, X4, X8; \
+	VPADDD       X8, X4, X4
+
+// X15 = fma(float32(X4), d of the block at SI, X15). Clobbers X0.
+#define Q4_0_CHAIN1 \
+	VCVTDQ2PS   X4, X4; \
+	BLOCK_SCALE(0, 0); \
+	VFMADD231SS X4, X0, X15
+
+#define Q4_0_CONSTS \
+	LEGACY_CONSTS; \
+	DWORDS(0x08080808, Y12, X12); \
+	VXORPS       X15, X15, X15
+
+// The Q4_0 loop: four blocks at a time, then one at a time; X15 = the result.
+#define Q4_0_BODY(LANES, loop4, tail, loop1, done) \
+	CMPQ CX, $4; \
+	JLT  tail; \
+loop4: \
+	LANES(0, 0, Y4); \
+	LANES(18, 32, Y5); \
+	LANES(36, 64, Y6); \
+	LANES(54, 96, Y7); \
+	REDUCE4; \
+	Q4_0_CHAIN4; \
+	ADDQ $72, SI; \
+	ADDQ $128, DI; \
+	ADDQ $16, DX; \
+	SUBQ $4, CX; \
+	CMPQ CX, $4; \
+	JGE  loop4; \
+tail: \
+	TESTQ CX, CX; \
+	JZ    done; \
+loop1: \
+	LANES(0, 0, Y4); \
+	REDUCE1; \
+	Q4_0_CHAIN1; \
+	ADDQ $18, SI; \
+	ADDQ $32, DI; \
+	ADDQ $4, DX; \
+	DECQ CX; \
+	JNZ  loop1; \
+done:
+
+// func dotQ4_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), CX
+	Q4_0_CONSTS
+	Q4_0_BODY(Q4_0_LANES_AVX2, q40avx2Loop4, q40avx2Tail, q40avx2Loop1, q40avx2Done)
+	VMOVSS X15, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ4_0VNNI(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), CX
+	Q4_0_CONSTS
+	Q4_0_BODY(Q4_0_LANES_VNNI, q40vnniLoop4, q40vnniTail, q40vnniLoop1, q40vnniDone)
+	VMOVSS X15, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// Q8_0 activation quantization (see quantizeQ8_0Generic): per block of 32
+// values amax = max|x| (NaNs ignored), d = amax/127 stored rounded to half
+// precision, q = int8(round-half-even(x·(127/amax))), the int8 conversion
+// keeping the low byte of the int32 (so that out-of-range and NaN products
+// give 0 as the twin's conversion does on amd64).
+
+// func quantizeQ8_0AVX2(x *float32, qs *int8, d *float32, nb int)
+TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ nb+24(FP), CX
+	PACK_CONSTS
+	MOVL  $0x42fe0000, AX // 127
+	VMOVD AX, X9
+
+qq80Loop:
+	VXORPS Y5, Y5, Y5
+	ABSMAX8(SI, 0)
+	ABSMAX8(SI, 32)
+	ABSMAX8(SI, 64)
+	ABSMAX8(SI, 96)
+	HMAX8_Y5
+
+	// d = amax/127 rounded to half precision; id = 127/amax, or 0.
+	VDIVSS    X9, X5, X6
+	VCVTPS2PH $0, X6, X6
+	VCVTPH2PS X6, X6
+	VMOVSS    X6, (DX)
+	VXORPS    X7, X7, X7
+	VUCOMISS  X7, X5
+	JEQ       qq80Zero
+	VDIVSS    X5, X9, X7
+
+qq80Zero:
+	VBROADCASTSS X7, Y7
+	VMULPS       (SI), Y7, Y0
+	VMULPS       32(SI), Y7, Y1
+	VMULPS       64(SI), Y7, Y2
+	VMULPS       96(SI), Y7, Y3
+	VCVTPS2DQ    Y0, Y0
+	VCVTPS2DQ    Y1, Y1
+	VCVTPS2DQ    Y2, Y2
+	VCVTPS2DQ    Y3, Y3
+	PACK_LOW_BYTES
+	VMOVDQU      Y0, (DI)
+
+	ADDQ $128, SI
+	ADDQ $32, DI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ  qq80Loop
+
+	VZEROUPPER
+	RET
+
+// Four Q4_0 dot products at once, AVX512-VNNI tier: one row with four
+// activations (prefill) or four rows with one activation (decode). The four
+// chains of fused multiply-adds are independent, so they run in the four lanes
+// of X15, each with exactly the operations of dotQ4_0Generic; the block sums of
+// the four products are reduced together (REDUCE4).
+
+// Y1 = the quants of the Q4_0 block whose 16 quant bytes are at QS, minus 8
+// (signed bytes), Y2 = their magnitudes. Clobbers Y3.
+#define Q4_0_WEIGHTS(QS) \
+	VMOVDQU     QS, X1; \
+	VPSRLW      $4, X1, X3; \
+	VINSERTI128 $1, X3, Y1, Y1; \
+	VPAND       Y13, Y1, Y1; \
+	VPSUBB      Y12, Y1, Y1; \
+	VPSIGNB     Y1, Y1, Y2
+
+// L = the lanes of the weights in Y1, Y2 times the activation bytes in Y.
+// Clobbers Y3.
+#define Q4_0_PAIR(Y, L) \
+	VPSIGNB  Y1, Y, Y3; \
+	VPXOR    L, L, L; \
+	VPDPBUSD Y3, Y2, L
+
+// func dotQ4_0Rows4VNNI(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
+TEXT ·dotQ4_0Rows4VNNI(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), BX
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ nb+32(FP), CX
+	LEAQ (BX)(BX*2), R10
+	Q4_0_CONSTS
+	VXORPS X15, X15, X15
+
+q40rows4Loop:
+	VMOVDQU (DI), Y10
+	Q4_0_WEIGHTS(2(SI))
+	Q4_0_PAIR(Y10, Y4)
+	Q4_0_WEIGHTS(2(SI)(BX*1))
+	Q4_0_PAIR(Y10, Y5)
+	Q4_0_WEIGHTS(2(SI)(BX*2))
+	Q4_0_PAIR(Y10, Y6)
+	Q4_0_WEIGHTS(2(SI)(R10*1))
+	Q4_0_PAIR(Y10, Y7)
+	REDUCE4
+	VCVTDQ2PS    X4, X4
+	MOVWLZX      (SI), AX
+	VMOVD        AX, X5
+	VPINSRW      $1, (SI)(BX*1), X5, X5
+	VPINSRW      $2, (SI)(BX*2), X5, X5
+	VPINSRW      $3, (SI)(R10*1), X5, X5
+	VCVTPH2PS    X5, X5
+	VBROADCASTSS (DX), X6
+	VMULPS       X6, X5, X5
+	VFMADD231PS  X4, X5, X15
+	ADDQ         $18, SI
+	ADDQ         $32, DI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          q40rows4Loop
+
+	MOVQ    out+40(FP), AX
+	VMOVUPS X15, (AX)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+//
+// p holds the quants of the four activations at 0…24 and their scales at
+// 32…56; R8 = 4i indexes them for block i (quants (q)(R8*8), scales (d)(R8*1)).
+TEXT ·dotQ4_0Acts4VNNI(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), AX
+	MOVQ nb+16(FP), CX
+	MOVQ 0(AX), DI
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ 32(AX), DX
+	MOVQ 40(AX), BX
+	MOVQ 48(AX), R12
+	MOVQ 56(AX), R13
+	XORQ R8, R8
+	Q4_0_CONSTS
+	VXORPS X15, X15, X15
+
+q40acts4Loop:
+	Q4_0_WEIGHTS(2(SI))
+	VMOVDQU (DI)(R8*8), Y10
+	Q4_0_PAIR(Y10, Y4)
+	VMOVDQU (R9)(R8*8), Y10
+	Q4_0_PAIR(Y10, Y5)
+	VMOVDQU (R10)(R8*8), Y10
+	Q4_0_PAIR(Y10, Y6)
+	VMOVDQU (R11)(R8*8), Y10
+	Q4_0_PAIR(Y10, Y7)
+	REDUCE4
+	VCVTDQ2PS    X4, X4
+	VMOVSS       (DX)(R8*1), X6
+	VINSERTPS    $0x10, (BX)(R8*1), X6, X6
+	VINSERTPS    $0x20, (R12)(R8*1), X6, X6
+	VINSERTPS    $0x30, (R13)(R8*1), X6, X6
+	MOVWLZX      (SI), AX
+	VMOVD        AX, X5
+	VCVTPH2PS    X5, X5
+	VBROADCASTSS X5, X5
+	VMULPS       X6, X5, X5
+	VFMADD231PS  X4, X5, X15
+	ADDQ         $18, SI
+	ADDQ         $4, R8
+	DECQ         CX
+	JNZ          q40acts4Loop
+
+	MOVQ    out+24(FP), AX
+	VMOVUPS X15, (AX)
+	VZEROUPPER
+	RET
+
+// One Q8_0 or Q5_0 row with four activations (prefill), AVX512-VNNI tier: the
+// weight quants of a block are prepared once (Y1 signed, Y2 magnitudes) and
+// their lanes with each activation accumulated in Y4…Y7 (acc of activation
+// 0…3), each exactly as in the one-activation kernel. The activations are
+// given as for dotQ4_0Acts4VNNI.
+
+// ACC += d·float32(lanes of the weights with the activation bytes at Q),
+// d = X0 (the weights' fp16 scale as float32) × the activation's scale at D.
+// Clobbers Y3, Y8, X9.
+#define LANES_ACT(Q, D, ACC) \
+	VMOVDQU      Q, Y3; \
+	VPSIGNB      Y1, Y3, Y3; \
+	VPXOR        Y8, Y8, Y8; \
+	VPDPBUSD     Y3, Y2, Y8; \
+	VCVTDQ2PS    Y8, Y8; \
+	VMULSS       D, X0, X9; \
+	VBROADCASTSS X9, Y9; \
+	VFMADD231PS  Y8, Y9, ACC
+
+// The four activations of a block, then the pointers advanced.
+#define LANES_ACTS4(blockBytes) \
+	MOVWLZX   (SI), AX; \
+	VMOVD     AX, X0; \
+	VCVTPH2PS X0, X0; \
+	LANES_ACT((DI)(R8*8), (DX)(R8*1), Y4); \
+	LANES_ACT((R9)(R8*8), (BX)(R8*1), Y5); \
+	LANES_ACT((R10)(R8*8), (R12)(R8*1), Y6); \
+	LANES_ACT((R11)(R8*8), (R13)(R8*1), Y7); \
+	ADDQ $blockBytes, SI; \
+	ADDQ $4, R8; \
+	DECQ CX
+
+// Loads w, the activation pointers of p and nb for the …Acts4 kernels, and
+// zeroes the accumulators Y4…Y7 and the index R8.
+#define ACTS4_ARGS \
+	MOVQ   w+0(FP), SI; \
+	MOVQ   p+8(FP), AX; \
+	MOVQ   nb+16(FP), CX; \
+	MOVQ   0(AX), DI; \
+	MOVQ   8(AX), R9; \
+	MOVQ   16(AX), R10; \
+	MOVQ   24(AX), R11; \
+	MOVQ   32(AX), DX; \
+	MOVQ   40(AX), BX; \
+	MOVQ   48(AX), R12; \
+	MOVQ   56(AX), R13; \
+	XORQ   R8, R8; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7
+
+// Stores hsum8 of Y4…Y7 at out[0…3] (AX = out). Clobbers Y15, X0, X1.
+#define ACTS4_RESULTS \
+	VMOVAPS Y4, Y15; \
+	HSUM8_Y15; \
+	VMOVSS  X0, (AX); \
+	VMOVAPS Y5, Y15; \
+	HSUM8_Y15; \
+	VMOVSS  X0, 4(AX); \
+	VMOVAPS Y6, Y15; \
+	HSUM8_Y15; \
+	VMOVSS  X0, 8(AX); \
+	VMOVAPS Y7, Y15; \
+	HSUM8_Y15; \
+	VMOVSS  X0, 12(AX)
+
+// func dotQ8_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ8_0Acts4VNNI(SB), NOSPLIT, $0-32
+	ACTS4_ARGS
+
+q80acts4Loop:
+	VMOVDQU 2(SI), Y1
+	VPSIGNB Y1, Y1, Y2
+	LANES_ACTS4(34)
+	JNZ     q80acts4Loop
+
+	MOVQ out+24(FP), AX
+	ACTS4_RESULTS
+	VZEROUPPER
+	RET
+
+// func dotQ5_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ5_0Acts4VNNI(SB), NOSPLIT, $0-32
+	ACTS4_ARGS
+	LEGACY_CONSTS
+	DWORDS(0x10101010, Y10, X10)
+
+q50acts4Loop:
+	KMOVD       2(SI), K1
+	KNOTD       K1, K1
+	VMOVDQU     6(SI), X1
+	VPSRLW      $4, X1, X3
+	VINSERTI128 $1, X3, Y1, Y1
+	VPAND       Y13, Y1, Y1
+	VPSUBB      Y10, Y1, K1, Y1
+	VPSIGNB     Y1, Y1, Y2
+	LANES_ACTS4(22)
+	JNZ         q50acts4Loop
+
+	MOVQ out+24(FP), AX
+	ACTS4_RESULTS
+	VZEROUPPER
+	RET

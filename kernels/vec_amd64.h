@@ -1,0 +1,61 @@
+// Macros shared by the amd64 kernels (legacy_amd64.s, kquants_amd64.s).
+
+// X0 = ((x0+x4)+(x2+x6)) + ((x1+x5)+(x3+x7)) of the eight float32 lanes of Y15
+// (the twins' hsum8), clobbering X1.
+#define HSUM8_Y15 \
+	VEXTRACTF128 $1, Y15, X1; \
+	VADDPS       X1, X15, X0; \
+	VMOVHLPS     X0, X0, X1; \
+	VADDPS       X1, X0, X0; \
+	VMOVSHDUP    X0, X1; \
+	VADDSS       X1, X0, X0
+
+// Sets every 32-bit lane of Y (whose low half is X) to the constant v,
+// clobbering AX.
+#define DWORDS(v, Y, X) \
+	MOVL         $v, AX; \
+	VMOVD        AX, X; \
+	VPBROADCASTD X, Y
+
+// Sets every byte of Y (whose low half is X) to the constant b, clobbering AX.
+#define BYTES(b, Y, X) \
+	MOVL         $b, AX; \
+	VMOVD        AX, X; \
+	VPBROADCASTB X, Y
+
+// The activation quantizers: Y11 = dwords 0xff, Y10 = the dword order that
+// undoes the lane interleaving of the packs, Y12 = dwords 0x7fffffff (the
+// float32 magnitude mask). Clobbers AX.
+#define PACK_CONSTS \
+	DWORDS(0xff, Y11, X11); \
+	MOVQ      $0x0703060205010400, AX; \
+	VMOVQ     AX, X10; \
+	VPMOVZXBD X10, Y10; \
+	DWORDS(0x7fffffff, Y12, X12)
+
+// Y0 = the low bytes of the 32 int32 in Y0…Y3, in order (the int8 conversion
+// of the twins, which keeps the low byte). Needs PACK_CONSTS. Clobbers Y1…Y3.
+#define PACK_LOW_BYTES \
+	VPAND     Y11, Y0, Y0; \
+	VPAND     Y11, Y1, Y1; \
+	VPAND     Y11, Y2, Y2; \
+	VPAND     Y11, Y3, Y3; \
+	VPACKUSDW Y1, Y0, Y0; \
+	VPACKUSDW Y3, Y2, Y2; \
+	VPACKUSWB Y2, Y0, Y0; \
+	VPERMD    Y0, Y10, Y0
+
+// Y5 = max(Y5, |x| of the 8 floats at off(R)) lane by lane, a NaN in x leaving
+// the lane unchanged (as the twins' x > max). Needs PACK_CONSTS. Clobbers Y4.
+#define ABSMAX8(R, off) \
+	VANDPS off(R), Y12, Y4; \
+	VMAXPS Y5, Y4, Y5
+
+// X5 = the largest of the eight lanes of Y5 (none is NaN). Clobbers X4.
+#define HMAX8_Y5 \
+	VEXTRACTF128 $1, Y5, X4; \
+	VMAXPS       X4, X5, X5; \
+	VMOVHLPS     X5, X5, X4; \
+	VMAXPS       X4, X5, X5; \
+	VMOVSHDUP    X5, X4; \
+	VMAXSS       X4, X5, X5
