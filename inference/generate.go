@@ -2,9 +2,11 @@ package inference
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
 	"github.com/edgellm/edgellm/inference/tokenizer"
 )
@@ -32,6 +34,11 @@ type GenerateOptions struct {
 	// each generated token (a liveness signal for watchdogs: a long prompt
 	// produces no text for a while).
 	OnProgress func()
+	// Grammar, when set, constrains the output to the JSON value it
+	// describes (see inference/grammar): tokens that cannot continue a valid
+	// value are masked, the value is closed before MaxTokens runs out, and
+	// generation stops once it is complete.
+	Grammar *grammar.Grammar
 }
 
 // Result reports on a finished generation.
@@ -67,6 +74,31 @@ type Generator struct {
 	sampler   *sampler.Sampler
 	params    sampler.Params // the parameters sampler was made with
 	stream    *tokenizer.Decoder
+
+	vocab   *grammar.Vocab   // built on first use of a grammar
+	matcher *grammar.Matcher // for grammar, reused while it is the same
+	grammar *grammar.Grammar
+}
+
+// ErrGrammarBudget is returned by Generate when MaxTokens cannot hold even
+// the shortest value the grammar allows.
+var ErrGrammarBudget = errors.New("inference: max tokens too small for the shortest value the grammar allows")
+
+// constraint returns a reset matcher for gr, building the vocabulary index
+// once per generator.
+func (g *Generator) constraint(gr *grammar.Grammar) (*grammar.Matcher, error) {
+	if g.vocab == nil {
+		g.vocab = grammar.NewVocab(g.Tokenizer)
+	}
+	if g.grammar != gr {
+		m, err := gr.NewMatcher(g.vocab)
+		if err != nil {
+			return nil, fmt.Errorf("inference: %w", err)
+		}
+		g.matcher, g.grammar = m, gr
+	}
+	g.matcher.Reset()
+	return g.matcher, nil
 }
 
 // NewGenerator makes a generator over a state and the model's tokenizer.
@@ -117,6 +149,16 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 	if err := g.setSampler(opts.Sampling); err != nil {
 		return res, err
 	}
+	var cons *grammar.Matcher
+	if opts.Grammar != nil {
+		var err error
+		if cons, err = g.constraint(opts.Grammar); err != nil {
+			return res, err
+		}
+		if need := cons.CloseCost(); need > opts.MaxTokens {
+			return res, fmt.Errorf("%w: it needs %d tokens, max tokens is %d", ErrGrammarBudget, need, opts.MaxTokens)
+		}
+	}
 	s := g.State
 	s.Reset()
 	g.stream.Reset()
@@ -135,7 +177,19 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 			res.Finish = FinishCancelled
 			return res, err
 		}
+		if cons != nil {
+			// Tokens that can still be sampled, this one included.
+			remaining := min(opts.MaxTokens-res.Tokens, s.Ctx()-s.Pos()+1)
+			if err := cons.Mask(logits, remaining); err != nil {
+				return res, fmt.Errorf("inference: constrained decoding: %w", err)
+			}
+		}
 		id := g.sampler.Sample(logits)
+		if cons != nil {
+			if err := cons.Accept(id); err != nil {
+				return res, fmt.Errorf("inference: constrained decoding: %w", err)
+			}
+		}
 		res.Tokens++
 		if opts.OnProgress != nil {
 			opts.OnProgress()
@@ -152,6 +206,10 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 		if err := g.emit(g.stream.Add(id), opts.OnText); err != nil {
 			res.Finish = FinishCancelled
 			return res, err
+		}
+		if cons != nil && cons.Done() {
+			res.Finish = FinishStop
+			break
 		}
 		if res.Tokens >= opts.MaxTokens {
 			res.Finish = FinishLength

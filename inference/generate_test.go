@@ -2,8 +2,11 @@ package inference
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 
+	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
 )
 
@@ -111,5 +114,52 @@ func TestGenerateReportsProgress(t *testing.T) {
 	}
 	if want := 3 + res.Tokens; calls != want {
 		t.Fatalf("progress called %d times, want %d (3 batches + %d tokens)", calls, want, res.Tokens)
+	}
+}
+
+// A grammar makes the output one JSON value, closed within MaxTokens, and
+// constrained generation allocates nothing per token once warm.
+func TestGenerateWithGrammar(t *testing.T) {
+	m, err := Load("../testdata/models/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewState(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := NewGenerator(s, m.Tokenizer)
+	gr, err := grammar.CompileSchema([]byte(`{"type":"object","properties":{"on":{"type":"boolean"},"room":{"enum":["kitchen","hall"]}},"required":["on","room"],"additionalProperties":false}`), grammar.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, _ := m.Tokenizer.Encode("Lights:", true)
+	for _, budget := range []int{30, 60, 200} {
+		p := sampler.DefaultParams()
+		p.Seed = uint64(budget)
+		var out []byte
+		res, err := g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: budget, Sampling: p, Grammar: gr,
+			OnText: func(b []byte) error { out = append(out, b...); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			On   *bool   `json:"on"`
+			Room *string `json:"room"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil || v.On == nil || v.Room == nil || res.Tokens > budget {
+			t.Fatalf("budget %d: %q (%d tokens, %s): %v", budget, out, res.Tokens, res.Finish, err)
+		}
+	}
+	if _, err := g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 3, Sampling: greedy(), Grammar: gr}); !errors.Is(err, ErrGrammarBudget) {
+		t.Fatalf("tiny budget: %v", err)
+	}
+	allocs := testing.AllocsPerRun(3, func() {
+		g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 40, Sampling: greedy(), Grammar: gr})
+	})
+	if allocs > 0 {
+		t.Errorf("constrained generation allocates %.0f times", allocs)
 	}
 }
