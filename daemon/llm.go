@@ -82,6 +82,10 @@ var errStop = errors.New("stop sequence")
 // Run answers one job; see Engine.
 func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	var out Outcome
+	gr, err := jobGrammar(job)
+	if err != nil {
+		return out, err
+	}
 	ids, dropped, err := e.prompt(job)
 	if err != nil {
 		return out, err
@@ -93,6 +97,9 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	stops := job.Stop
 	if tmpl != nil && (len(job.Messages) > 0 || job.Prompt != "") {
 		stops = append(append([]string(nil), stops...), tmpl.StopStrings()...)
+	}
+	if gr != nil {
+		stops = nil // the grammar ends the value; a stop string must not cut it
 	}
 	m := stopMatcher{stops: stops}
 	var text strings.Builder
@@ -119,6 +126,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			Seed:          job.Sampling.Seed,
 		},
 		OnProgress: job.Progress,
+		Grammar:    gr,
 		OnText: func(b []byte) error {
 			s, stop := m.feed(string(b))
 			if err := emit(s); err != nil {
@@ -147,6 +155,9 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			out.FinishReason = mqtt.FinishCancelled
 			return out, ctx.Err()
 		}
+		if isGrammarBudget(err) {
+			return out, badField("max_tokens", err)
+		}
 		return out, err
 	default:
 		if ferr := emit(m.flush()); ferr != nil {
@@ -160,6 +171,12 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 	}
 	out.Text = text.String()
+	if mode := jobToolMode(job); mode != toolsOff {
+		if call, ok := toolCall(out.Text, job.Tools); ok {
+			out.ToolCalls = []mqtt.ToolCall{call}
+			out.FinishReason = mqtt.FinishToolCall
+		}
+	}
 	return out, nil
 }
 
@@ -176,6 +193,9 @@ func (e *llm) prompt(job Job) (ids []int32, dropped int, err error) {
 		}
 	}
 	tok := e.model.Tokenizer
+	if tmpl == nil && jobToolMode(job) != toolsOff {
+		return nil, 0, badField("tools", errNoToolTemplate)
+	}
 	if tmpl == nil {
 		if len(job.Messages) > 0 {
 			return nil, 0, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages",
@@ -206,7 +226,11 @@ func (e *llm) prompt(job Job) (ids []int32, dropped int, err error) {
 		system = []mqtt.ChatMessage{{Role: mqtt.RoleSystem, Content: job.System}}
 	}
 	encode := func(turns []mqtt.ChatMessage) ([]int32, error) {
-		text, err := tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...))
+		var tools []mqtt.Tool
+		if jobToolMode(job) != toolsOff {
+			tools = job.Tools
+		}
+		text, err := tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...), tools)
 		if err != nil {
 			return nil, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages", Msg: err.Error()}
 		}

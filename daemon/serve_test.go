@@ -300,9 +300,11 @@ func TestServeBadInputs(t *testing.T) {
 		{"messages without a chat template", `{"id":"b9","messages":[{"role":"user","content":"hi"}]}`, mqtt.CodeBadRequest, "messages"},
 		{"bad role", `{"id":"b10","messages":[{"role":"robot","content":"hi"}]}`, mqtt.CodeBadRequest, ""},
 		{"both prompt and messages", `{"id":"b11","prompt":"x","messages":[{"role":"user","content":"hi"}]}`, mqtt.CodeBadRequest, ""},
-		{"not supported yet", `{"id":"b12","prompt":"x","json":true}`, mqtt.CodeBadRequest, "json"},
+		{"unsupported schema keyword", `{"id":"b12","prompt":"x","schema":{"type":"integer","minimum":3}}`, mqtt.CodeBadRequest, "minimum"},
 		{"empty prompt", `{"id":"b13","prompt":""}`, mqtt.CodeBadRequest, ""},
 		{"trailing data", `{"id":"b14","prompt":"x"} {}`, mqtt.CodeBadRequest, ""},
+		{"tools without a chat template", `{"id":"b15","prompt":"x","tools":[{"type":"function","function":{"name":"f"}}]}`, mqtt.CodeBadRequest, "chat template"},
+		{"schema needs more tokens", `{"id":"b16","prompt":"x","max_tokens":2,"schema":{"type":"object","properties":{"abcdef":{"type":"string"}},"required":["abcdef"]}}`, mqtt.CodeBadRequest, "max_tokens"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -338,5 +340,49 @@ func TestServeBadInputs(t *testing.T) {
 	c.publish(reqTopic, `{"id":"last","prompt":"x","max_tokens":2}`)
 	if f := c.final("last"); f.Status != mqtt.StatusOK {
 		t.Fatalf("good request at the end: %+v", f)
+	}
+}
+
+// JSON, JSON Schema and tool calls through the daemon: the answers parse,
+// follow their schema, and a required call is published on tool_call.
+func TestServeStructuredOutput(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, long), Options{}) // the tool prompt is long in the test vocabulary
+	c := newClient(t, b, "t-json", "edgellm/pi1/response/#", "edgellm/pi1/tool_call")
+	for i := range 5 {
+		id := fmt.Sprintf("j%d", i)
+		c.publish(reqTopic, `{"id":"`+id+`","prompt":"Status?","json":true,"max_tokens":40,"temperature":1.2,"seed":`+fmt.Sprint(i)+`}`)
+		if f := c.final(id); f.Status != mqtt.StatusOK || !json.Valid([]byte(f.Text)) {
+			t.Fatalf("json answer %s: %+v", id, f)
+		}
+		c.publish(reqTopic, `{"id":"s`+id+`","prompt":"Lights?","max_tokens":60,"temperature":1.0,"seed":`+fmt.Sprint(i)+`,
+			"schema":{"type":"object","properties":{"on":{"type":"boolean"},"room":{"enum":["kitchen","hall"]}},"required":["on","room"],"additionalProperties":false}}`)
+		f := c.final("s" + id)
+		var v struct {
+			On   *bool   `json:"on"`
+			Room *string `json:"room"`
+		}
+		dec := json.NewDecoder(strings.NewReader(f.Text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil || v.On == nil || v.Room == nil || (*v.Room != "kitchen" && *v.Room != "hall") {
+			t.Fatalf("schema answer %q: %v", f.Text, err)
+		}
+	}
+	c.publish(reqTopic, `{"id":"call","prompt":"Turn on the kitchen light","chat_template":"chatml","max_tokens":80,"tool_choice":"required",
+		"tools":[{"type":"function","function":{"name":"light","description":"switch a light","parameters":{"type":"object","properties":{"room":{"type":"string","maxLength":10},"on":{"type":"boolean"}},"required":["room","on"]}}},
+		         {"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":10}},"required":["city"]}}}]}`)
+	f := c.final("call")
+	if f.Status != mqtt.StatusOK || f.FinishReason != mqtt.FinishToolCall || len(f.ToolCalls) != 1 ||
+		(f.ToolCalls[0].Name != "light" && f.ToolCalls[0].Name != "weather") || !json.Valid(f.ToolCalls[0].Arguments) {
+		t.Fatalf("tool call answer: %+v (error %+v)", f, f.Error)
+	}
+	m := c.next(topicIs("edgellm/pi1/tool_call"))
+	var pub struct {
+		RequestID string `json:"request_id"`
+		Name      string `json:"name"`
+	}
+	if err := json.Unmarshal([]byte(m.Payload), &pub); err != nil || pub.RequestID != "call" || pub.Name != f.ToolCalls[0].Name {
+		t.Fatalf("tool_call message %s: %v", m.Payload, err)
 	}
 }

@@ -405,9 +405,6 @@ func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, 
 		NoReplyTo: []string{t.Request(), t.PoolRequest(), t.Cancel()}}
 	req, err := mqtt.ParseRequest(m.Payload, lim)
 	rp := s.replyFor(req, t, m)
-	if err == nil {
-		err = unsupported(req)
-	}
 	if err != nil {
 		s.log.Warn("bad request", "topic", m.Topic, "id", req.ID, "err", err)
 		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, "", err))
@@ -433,25 +430,6 @@ func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, 
 	default:
 		s.log.Info("request queued", "id", req.ID, "depth", s.queue.Depth())
 	}
-}
-
-// unsupported refuses what this version cannot do yet, clearly.
-func unsupported(req *mqtt.Request) error {
-	field := ""
-	switch {
-	case req.JSON:
-		field = "json"
-	case req.Schema != nil:
-		field = "schema"
-	case len(req.Tools) > 0:
-		field = "tools"
-	case req.ToolChoice != nil:
-		field = "tool_choice"
-	default:
-		return nil
-	}
-	return &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: field,
-		Msg: "constrained (JSON, schema, tool) output is not supported by this version of edgellm"}
 }
 
 func (s *server) handleCancel(ctx context.Context, t mqtt.Topics, m mqtt.Message) {

@@ -9,19 +9,27 @@ import (
 // promptTemplate turns a conversation into prompt text ending where the
 // assistant's answer begins.
 type promptTemplate interface {
-	Render(msgs []mqtt.ChatMessage) (string, error)
+	// Render formats msgs, presenting tools (when any) the family's way.
+	Render(msgs []mqtt.ChatMessage, tools []mqtt.Tool) (string, error)
 	StopStrings() []string
 }
 
 // chatTemplate is a promptTemplate over the inference/chat families.
 type chatTemplate struct{ t chat.Template }
 
-func (c chatTemplate) Render(msgs []mqtt.ChatMessage) (string, error) {
+func (c chatTemplate) Render(msgs []mqtt.ChatMessage, tools []mqtt.Tool) (string, error) {
 	cm := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
 		cm[i] = chat.Message{Role: m.Role, Content: m.Content}
 	}
-	return c.t.Render(cm, true)
+	if len(tools) == 0 {
+		return c.t.Render(cm, true)
+	}
+	ct := make([]chat.Tool, len(tools))
+	for i, t := range tools {
+		ct[i] = chat.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters}
+	}
+	return c.t.RenderTools(cm, ct, true)
 }
 
 func (c chatTemplate) StopStrings() []string { return c.t.StopStrings() }

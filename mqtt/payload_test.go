@@ -215,7 +215,7 @@ func TestFinalJSONShape(t *testing.T) {
 		}
 	}
 
-	tc := Final{ID: "t", Status: StatusOK, FinishReason: FinishToolCalls, ToolCalls: []ToolCall{{ID: "c1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}}
+	tc := Final{ID: "t", Status: StatusOK, FinishReason: FinishToolCall, ToolCalls: []ToolCall{{ID: "c1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}}
 	b, _ = json.Marshal(tc)
 	if !strings.Contains(string(b), `"tool_calls":[{"id":"c1","name":"get_weather","arguments":{"city":"Paris"}}]`) {
 		t.Errorf("tool call JSON %s", b)

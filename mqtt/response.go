@@ -23,12 +23,12 @@ const (
 
 // Finish reasons of a final answer.
 const (
-	FinishStop      = "stop"       // end of text or a stop sequence
-	FinishLength    = "length"     // max_tokens reached
-	FinishToolCalls = "tool_calls" // the model called tools
-	FinishCancelled = "cancelled"  // cancelled
-	FinishTimeout   = "timeout"    // deadline passed
-	FinishError     = "error"      // any other error
+	FinishStop      = "stop"      // end of text or a stop sequence
+	FinishLength    = "length"    // max_tokens reached
+	FinishToolCall  = "tool_call" // the model called a tool (see Final.ToolCalls)
+	FinishCancelled = "cancelled" // cancelled
+	FinishTimeout   = "timeout"   // deadline passed
+	FinishError     = "error"     // any other error
 )
 
 // StreamChunk is one piece of a streamed answer on Topics.Stream(id), QoS 0.
