@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,5 +31,44 @@ func TestRunChat(t *testing.T) {
 	}
 	if code, _, _ = runCLI(t, "", "run", models+"tiny-q8_0.gguf", "--chat-template", "chatml"); code != 2 {
 		t.Fatalf("--chat-template without --chat: exit %d", code)
+	}
+}
+
+func TestRunConstrained(t *testing.T) {
+	dir := t.TempDir()
+	schema := filepath.Join(dir, "schema.json")
+	os.WriteFile(schema, []byte(`{"type":"object","properties":{"n":{"type":"integer"},"ok":{"type":"boolean"}},"required":["n","ok"],"additionalProperties":false}`), 0o600)
+	for seed := range 4 {
+		code, out, errs := runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "x", "--schema", schema, "-n", "40", "-t", "1", "-s", fmt.Sprint(seed))
+		var v struct {
+			N  *int  `json:"n"`
+			OK *bool `json:"ok"`
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		if code != 0 || dec.Decode(&v) != nil || v.N == nil || v.OK == nil {
+			t.Fatalf("--schema seed %d: exit %d, out %q, %s", seed, code, out, errs)
+		}
+	}
+	code, out, errs := runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "x", "--json", "-n", "30", "-t", "1")
+	if code != 0 || !json.Valid([]byte(strings.TrimSpace(out))) {
+		t.Fatalf("--json: exit %d, out %q, %s", code, out, errs)
+	}
+	tools := filepath.Join(dir, "tools.json")
+	os.WriteFile(tools, []byte(`[{"name":"light","description":"switch a light","parameters":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}}]`), 0o600)
+	code, out, errs = runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "lights on", "--chat", "--chat-template", "chatml", "--tools", tools, "-n", "60", "-c", "2048")
+	var call struct {
+		Name      string `json:"name"`
+		Arguments struct {
+			On *bool `json:"on"`
+		} `json:"arguments"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &call) != nil || call.Name != "light" || call.Arguments.On == nil {
+		t.Fatalf("--tools: exit %d, out %q, %s", code, out, errs)
+	}
+	for _, args := range [][]string{{"--json", "--schema", schema}, {"--tools", tools}} {
+		if code, _, _ := runCLI(t, "", append([]string{"run", models + "tiny-q8_0.gguf", "-p", "x"}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
 	}
 }

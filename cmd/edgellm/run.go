@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
+	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
 )
 
@@ -25,12 +27,15 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
 	asChat := fs.Bool("chat", false, "send the prompt as a user message, formatted with the chat template")
 	tmplName := fs.String("chat-template", "", "chat template for --chat: chatml, zephyr, llama2, llama3, llama3.1, phi3 (default: the model's)")
+	asJSON := fs.Bool("json", false, "answer with one JSON value")
+	schemaFile := fs.String("schema", "", "answer with JSON that follows the JSON Schema in this file")
+	toolsFile := fs.String("tools", "", `answer with a call of one of the tools in this file: [{"name","description","parameters"}] (needs --chat)`)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want exactly one MODEL argument, got %d (usage: edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k TOP_P] [-s SEED] [-c CTX] [-j THREADS] [--chat [--chat-template NAME]])", len(pos))
+		return usagef("want exactly one MODEL argument, got %d (usage: edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k TOP_P] [-s SEED] [-c CTX] [-j THREADS] [--chat [--chat-template NAME]] [--json | --schema FILE | --tools FILE])", len(pos))
 	}
 	if *n <= 0 {
 		return usagef("-n %d: must be positive", *n)
@@ -71,12 +76,25 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if ctx == 0 {
 		ctx = min(m.Config.NCtxTrain, 2048)
 	}
+	gr, tools, err := runGrammar(*asJSON, *schemaFile, *toolsFile)
+	if err != nil {
+		return err
+	}
+	if len(tools) > 0 && !*asChat {
+		return usagef("--tools needs --chat (the chat template presents the tools)")
+	}
 	if *asChat {
 		t, err := m.ChatTemplate(*tmplName)
 		if err != nil {
 			return fmt.Errorf("--chat: %w (choose one with --chat-template)", err)
 		}
-		if text, err = t.Render([]chat.Message{{Role: chat.RoleUser, Content: text}}, true); err != nil {
+		user := []chat.Message{{Role: chat.RoleUser, Content: text}}
+		if len(tools) > 0 {
+			text, err = t.RenderTools(user, tools, true)
+		} else {
+			text, err = t.Render(user, true)
+		}
+		if err != nil {
 			return fmt.Errorf("--chat: %w", err)
 		}
 	} else if *tmplName != "" {
@@ -102,6 +120,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	res, err := g.Generate(sigCtx, ids, inference.GenerateOptions{
 		MaxTokens: *n,
 		Sampling:  params,
+		Grammar:   gr,
 		OnText: func(b []byte) error {
 			if _, err := out.Write(b); err != nil {
 				return err
@@ -132,4 +151,60 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 		}
 	})
 	return set
+}
+
+// runGrammar compiles run's output constraint: --json, --schema or --tools
+// (at most one), or none.
+func runGrammar(asJSON bool, schemaFile, toolsFile string) (*grammar.Grammar, []chat.Tool, error) {
+	set := 0
+	for _, on := range []bool{asJSON, schemaFile != "", toolsFile != ""} {
+		if on {
+			set++
+		}
+	}
+	switch {
+	case set > 1:
+		return nil, nil, usagef("--json, --schema and --tools exclude each other")
+	case asJSON:
+		return grammar.JSON(grammar.Options{}), nil, nil
+	case schemaFile != "":
+		data, err := os.ReadFile(schemaFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--schema: %w", err)
+		}
+		g, err := grammar.CompileSchema(data, grammar.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("--schema %s: %w", schemaFile, err)
+		}
+		return g, nil, nil
+	case toolsFile != "":
+		data, err := os.ReadFile(toolsFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--tools: %w", err)
+		}
+		var tools []chat.Tool
+		var raw []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		}
+		if err := json.Unmarshal(data, &raw); err != nil || len(raw) == 0 {
+			return nil, nil, fmt.Errorf("--tools %s: want a JSON array of {\"name\",\"description\",\"parameters\"} (%v)", toolsFile, err)
+		}
+		gt := make([]grammar.Tool, len(raw))
+		for i, t := range raw {
+			tools = append(tools, chat.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			gt[i] = grammar.Tool{Name: t.Name, Parameters: t.Parameters}
+		}
+		schema, err := grammar.ToolCallSchema(gt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--tools %s: %w", toolsFile, err)
+		}
+		g, err := grammar.CompileSchema(schema, grammar.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("--tools %s: %w", toolsFile, err)
+		}
+		return g, tools, nil
+	}
+	return nil, nil, nil
 }
