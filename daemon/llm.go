@@ -82,7 +82,7 @@ var errStop = errors.New("stop sequence")
 // Run answers one job; see Engine.
 func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	var out Outcome
-	gr, err := jobGrammar(job)
+	gr, grStart, err := jobGrammar(job)
 	if err != nil {
 		return out, err
 	}
@@ -98,7 +98,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	if tmpl != nil && (len(job.Messages) > 0 || job.Prompt != "") {
 		stops = append(append([]string(nil), stops...), tmpl.StopStrings()...)
 	}
-	if gr != nil {
+	if gr != nil && grStart == nil {
 		stops = nil // the grammar ends the value; a stop string must not cut it
 	}
 	m := stopMatcher{stops: stops}
@@ -125,8 +125,9 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			RepeatLastN:   sampler.DefaultParams().RepeatLastN,
 			Seed:          job.Sampling.Seed,
 		},
-		OnProgress: job.Progress,
-		Grammar:    gr,
+		OnProgress:   job.Progress,
+		Grammar:      gr,
+		GrammarStart: grStart,
 		OnText: func(b []byte) error {
 			s, stop := m.feed(string(b))
 			if err := emit(s); err != nil {

@@ -56,11 +56,15 @@ func badField(field string, err error) error {
 
 // jobGrammar compiles the constraint of a job: a required tool call, a JSON
 // Schema, or any JSON value; nil when the output is free text.
-func jobGrammar(job Job) (*grammar.Grammar, error) {
-	if jobToolMode(job) == toolsRequired {
+//
+// With tool_choice "auto" the grammar is that of a call of any tool, and
+// start (non-nil) tells where a call begins: the output is free text until
+// then and constrained from there.
+func jobGrammar(job Job) (g *grammar.Grammar, start func([]byte) int, err error) {
+	if mode := jobToolMode(job); mode == toolsRequired || mode == toolsAuto && len(job.Schema) == 0 && !job.JSON {
 		tools := callableTools(job)
 		if len(tools) == 0 {
-			return nil, badField("tool_choice", fmt.Errorf("names %q, which is not in tools", job.ToolChoice.Function))
+			return nil, nil, badField("tool_choice", fmt.Errorf("names %q, which is not in tools", job.ToolChoice.Function))
 		}
 		gt := make([]grammar.Tool, len(tools))
 		for i, t := range tools {
@@ -68,24 +72,39 @@ func jobGrammar(job Job) (*grammar.Grammar, error) {
 		}
 		schema, err := grammar.ToolCallSchema(gt)
 		if err == nil {
-			var g *grammar.Grammar
 			if g, err = grammar.CompileSchema(schema, grammar.Options{}); err == nil {
-				return g, nil
+				if mode == toolsAuto {
+					start = toolCallStart
+				}
+				return g, start, nil
 			}
 		}
-		return nil, badField("tools", err)
+		return nil, nil, badField("tools", err)
 	}
 	if len(job.Schema) > 0 {
 		g, err := grammar.CompileSchema(job.Schema, grammar.Options{})
 		if err != nil {
-			return nil, badField("schema", err)
+			return nil, nil, badField("schema", err)
 		}
-		return g, nil
+		return g, nil, nil
 	}
 	if job.JSON {
-		return grammar.JSON(grammar.Options{}), nil
+		return grammar.JSON(grammar.Options{}), nil, nil
 	}
-	return nil, nil
+	return nil, nil, nil
+}
+
+// toolCallStart finds where a tool call begins in free output: after a
+// "<tool_call>" tag (ChatML and the families given the same convention), or
+// at a "{" that opens the answer (Llama 3.1's bare calls). -1 while none has.
+func toolCallStart(out []byte) int {
+	if i := bytes.Index(out, []byte("<tool_call>")); i >= 0 {
+		return i + len("<tool_call>")
+	}
+	if t := bytes.TrimLeft(out, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return len(out) - len(t)
+	}
+	return -1
 }
 
 // toolCall reads a call {"name": …, "arguments": {…}} (Llama 3.1 writes

@@ -39,6 +39,13 @@ type GenerateOptions struct {
 	// value are masked, the value is closed before MaxTokens runs out, and
 	// generation stops once it is complete.
 	Grammar *grammar.Grammar
+	// GrammarStart, when set with Grammar, leaves the output free until the
+	// constrained value begins: it is called with the output so far after
+	// each token and returns the offset where the value starts, or -1 while
+	// it has not (e.g. a tool call after "<tool_call>"). The bytes from that
+	// offset are fed to the grammar, and from then on the output is
+	// constrained; if they cannot begin a valid value, the output stays free.
+	GrammarStart func(out []byte) int
 }
 
 // Result reports on a finished generation.
@@ -75,6 +82,7 @@ type Generator struct {
 	params    sampler.Params // the parameters sampler was made with
 	stream    *tokenizer.Decoder
 
+	out     []byte           // the output so far, while GrammarStart waits
 	vocab   *grammar.Vocab   // built on first use of a grammar
 	matcher *grammar.Matcher // for grammar, reused while it is the same
 	grammar *grammar.Grammar
@@ -149,14 +157,19 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 	if err := g.setSampler(opts.Sampling); err != nil {
 		return res, err
 	}
-	var cons *grammar.Matcher
+	var cons, armed *grammar.Matcher // the active constraint, or one waiting for GrammarStart
 	if opts.Grammar != nil {
-		var err error
-		if cons, err = g.constraint(opts.Grammar); err != nil {
+		m, err := g.constraint(opts.Grammar)
+		if err != nil {
 			return res, err
 		}
-		if need := cons.CloseCost(); need > opts.MaxTokens {
+		if need := m.CloseCost(); need > opts.MaxTokens {
 			return res, fmt.Errorf("%w: it needs %d tokens, max tokens is %d", ErrGrammarBudget, need, opts.MaxTokens)
+		}
+		if opts.GrammarStart == nil {
+			cons = m
+		} else {
+			armed, g.out = m, g.out[:0]
 		}
 	}
 	s := g.State
@@ -203,9 +216,21 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 			break
 		}
 		g.sampler.Accept(id)
-		if err := g.emit(g.stream.Add(id), opts.OnText); err != nil {
+		text := g.stream.Add(id)
+		if err := g.emit(text, opts.OnText); err != nil {
 			res.Finish = FinishCancelled
 			return res, err
+		}
+		if armed != nil {
+			g.out = append(g.out, text...)
+			if off := opts.GrammarStart(g.out); off >= 0 {
+				// Constrain only a value that can begin here and still close
+				// within the tokens left.
+				if armed.AcceptBytes(g.out[off:]) == nil && armed.CloseCost() <= opts.MaxTokens-res.Tokens {
+					cons = armed
+				}
+				armed = nil
+			}
 		}
 		if cons != nil && cons.Done() {
 			res.Finish = FinishStop

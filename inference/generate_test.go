@@ -163,3 +163,40 @@ func TestGenerateWithGrammar(t *testing.T) {
 		t.Errorf("constrained generation allocates %.0f times", allocs)
 	}
 }
+
+// With GrammarStart the output is free until the value begins, then
+// constrained: here the value begins right after the first token.
+func TestGenerateGrammarStartsLate(t *testing.T) {
+	m, err := Load("../testdata/models/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewState(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := NewGenerator(s, m.Tokenizer)
+	prompt, _ := m.Tokenizer.Encode("Go:", true)
+	for seed := range uint64(5) {
+		p := sampler.DefaultParams()
+		p.Seed = seed
+		var out []byte
+		first := -1
+		res, err := g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 80, Sampling: p, Grammar: grammar.JSON(grammar.Options{}),
+			GrammarStart: func(o []byte) int {
+				if first < 0 && len(o) > 0 {
+					first = len(o)
+				}
+				return first
+			},
+			OnText: func(b []byte) error { out = append(out, b...); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first < 0 || !json.Valid(out[first:]) || res.Finish != FinishStop {
+			t.Fatalf("seed %d: %q (value from byte %d, %s)", seed, out, first, res.Finish)
+		}
+	}
+}
