@@ -2,21 +2,255 @@
 
 package kernels
 
-// Kernels for arm64: each is chosen once by CPU feature (golang.org/x/sys/cpu)
-// and falls back to its portable twin. (Assembly versions: to be added.)
+import (
+	"unsafe"
 
-func dotQ4_0(w []byte, a *Activation) float32 { return dotQ4_0Generic(w, a) }
-func dotQ5_0(w []byte, a *Activation) float32 { return dotQ5_0Generic(w, a) }
-func dotQ8_0(w []byte, a *Activation) float32 { return dotQ8_0Generic(w, a) }
-func dotQ4_K(w []byte, a *Activation) float32 { return dotQ4_KGeneric(w, a) }
-func dotQ5_K(w []byte, a *Activation) float32 { return dotQ5_KGeneric(w, a) }
-func dotQ6_K(w []byte, a *Activation) float32 { return dotQ6_KGeneric(w, a) }
-func dotF16(w []byte, a *Activation) float32  { return dotF16Generic(w, a) }
-func dotF32(w []byte, a *Activation) float32  { return dotF32Generic(w, a) }
+	"golang.org/x/sys/cpu"
+)
 
-func quantizeQ8_0(x []float32, a *Activation) { quantizeQ8_0Generic(x, a) }
-func quantizeQ8_K(x []float32, a *Activation) { quantizeQ8_KGeneric(x, a) }
+// Kernels for arm64 in NEON assembly (legacy_arm64.s, kquants_arm64.s,
+// float_arm64.s). The integer dots have two variants: one with the Armv8.2
+// dot-product instruction SDOT (Cortex-A76 and later, e.g. Raspberry Pi 5) and
+// one with widening multiplies for the cores without it (Cortex-A53/A72,
+// Raspberry Pi 3 and 4), chosen by hasSDOT. Every kernel gives the same bits
+// as its portable twin. GODEBUG=cpu.asimddp=off selects the variants without
+// SDOT on any CPU (the runtime prints that it does not know the option, but
+// golang.org/x/sys/cpu does).
+//
+// The Go functions check the slice lengths, so that the assembly can trust
+// its pointers and block counts; each call handles one row.
 
-func dotF32Slice(a, b []float32) float32                { return dotF32SliceGeneric(a, b) }
-func dotF32F16(a []float32, b []uint16) float32         { return dotF32F16Generic(a, b) }
-func axpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16Generic(y, alpha, x) }
+// hasSDOT reports whether the CPU has the dot-product instructions; fixed at
+// start-up.
+var hasSDOT = cpu.ARM64.HasASIMDDP
+
+// blockDot is the signature of the assembly dots of the 32-value block types:
+// nb blocks of weights at w with the activation quants qs and scales d.
+type blockDot func(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotBlocks checks the lengths of w and a for the a.N/32 blocks of a 32-value
+// type of blockBytes bytes per block and calls the assembly dot that suits the
+// CPU.
+func dotBlocks(w []byte, a *Activation, blockBytes int, neon, sdot blockDot) float32 {
+	nb := a.N / QK
+	if nb == 0 {
+		return 0
+	}
+	w, qs, d := w[:nb*blockBytes], a.Qs[:nb*QK], a.D[:nb]
+	if hasSDOT {
+		return sdot(&w[0], &qs[0], &d[0], nb)
+	}
+	return neon(&w[0], &qs[0], &d[0], nb)
+}
+
+func dotQ4_0(w []byte, a *Activation) float32 {
+	return dotBlocks(w, a, q4_0Bytes, dotQ4_0NEON, dotQ4_0SDOT)
+}
+
+func dotQ5_0(w []byte, a *Activation) float32 {
+	return dotBlocks(w, a, q5_0Bytes, dotQ5_0NEON, dotQ5_0SDOT)
+}
+
+func dotQ8_0(w []byte, a *Activation) float32 {
+	return dotBlocks(w, a, q8_0Bytes, dotQ8_0NEON, dotQ8_0SDOT)
+}
+
+// kDot is the signature of the assembly dots of the K-quant types: nb
+// super-blocks of weights at w with the Q8_K activation quants qs, scales d
+// and sums bsums.
+type kDot func(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotSuperBlocks checks the lengths of w and a for the a.N/256 super-blocks of
+// a K-quant type of blockBytes bytes per block and calls the assembly dot that
+// suits the CPU.
+func dotSuperBlocks(w []byte, a *Activation, blockBytes int, neon, sdot kDot) float32 {
+	nb := a.N / QKK
+	if nb == 0 {
+		return 0
+	}
+	w, qs, d, bsums := w[:nb*blockBytes], a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
+	if hasSDOT {
+		return sdot(&w[0], &qs[0], &d[0], &bsums[0], nb)
+	}
+	return neon(&w[0], &qs[0], &d[0], &bsums[0], nb)
+}
+
+func dotQ4_K(w []byte, a *Activation) float32 {
+	return dotSuperBlocks(w, a, q4KBytes, dotQ4_KNEON, dotQ4_KSDOT)
+}
+
+func dotQ5_K(w []byte, a *Activation) float32 {
+	return dotSuperBlocks(w, a, q5KBytes, dotQ5_KNEON, dotQ5_KSDOT)
+}
+
+func dotQ6_K(w []byte, a *Activation) float32 {
+	return dotSuperBlocks(w, a, q6KBytes, dotQ6_KNEON, dotQ6_KSDOT)
+}
+
+func dotF16(w []byte, a *Activation) float32 {
+	x := a.F[:a.N]
+	if len(x) == 0 {
+		return 0
+	}
+	w = w[:2*len(x)]
+	return dotF16NEON(&w[0], &x[0], len(x))
+}
+
+func dotF32(w []byte, a *Activation) float32 {
+	x := a.F[:a.N]
+	if len(x) == 0 {
+		return 0
+	}
+	w = w[:4*len(x)]
+	return dotF32NEON((*float32)(unsafe.Pointer(&w[0])), &x[0], len(x))
+}
+
+func quantizeQ8_0(x []float32, a *Activation) {
+	nb := len(x) / QK
+	if nb == 0 {
+		return
+	}
+	x, qs, d := x[:nb*QK], a.Qs[:nb*QK], a.D[:nb]
+	quantizeQ8_0NEON(&x[0], &qs[0], &d[0], nb)
+}
+
+func quantizeQ8_K(x []float32, a *Activation) {
+	nb := len(x) / QKK
+	if nb == 0 {
+		return
+	}
+	x, qs, d, bsums := x[:nb*QKK], a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
+	quantizeQ8_KNEON(&x[0], &qs[0], &d[0], &bsums[0], nb)
+}
+
+func dotF32Slice(a, b []float32) float32 {
+	if len(a) == 0 {
+		return 0
+	}
+	b = b[:len(a)]
+	return dotF32NEON(&a[0], &b[0], len(a))
+}
+
+func dotF32F16(a []float32, b []uint16) float32 {
+	if len(a) == 0 {
+		return 0
+	}
+	b = b[:len(a)]
+	return dotF32F16NEON(&a[0], &b[0], len(a))
+}
+
+func axpyF32F16(y []float32, alpha float32, x []uint16) {
+	if len(y) == 0 {
+		return
+	}
+	x = x[:len(y)]
+	axpyF32F16NEON(&y[0], alpha, &x[0], len(y))
+}
+
+// dotQ4_0NEON returns the dot product of nb Q4_0 blocks at w with the Q8_0
+// activation quants qs and scales d, as dotQ4_0Generic, without SDOT.
+//
+//go:noescape
+func dotQ4_0NEON(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ4_0SDOT is dotQ4_0NEON with the dot-product instructions.
+//
+//go:noescape
+func dotQ4_0SDOT(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ5_0NEON returns the dot product of nb Q5_0 blocks at w with the Q8_0
+// activation quants qs and scales d, as dotQ5_0Generic, without SDOT.
+//
+//go:noescape
+func dotQ5_0NEON(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ5_0SDOT is dotQ5_0NEON with the dot-product instructions.
+//
+//go:noescape
+func dotQ5_0SDOT(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ8_0NEON returns the dot product of nb Q8_0 blocks at w with the Q8_0
+// activation quants qs and scales d, as dotQ8_0Generic, without SDOT.
+//
+//go:noescape
+func dotQ8_0NEON(w *byte, qs *int8, d *float32, nb int) float32
+
+// dotQ8_0SDOT is dotQ8_0NEON with the dot-product instructions.
+//
+//go:noescape
+func dotQ8_0SDOT(w *byte, qs *int8, d *float32, nb int) float32
+
+// quantizeQ8_0NEON quantizes nb blocks of 32 values at x to Q8_0, writing
+// the quants to qs and the scales to d, as quantizeQ8_0Generic. (A signaling
+// NaN in x, which no arithmetic produces, can change the block's scale: the
+// maximum instruction turns it into a quiet NaN instead of skipping it.)
+//
+//go:noescape
+func quantizeQ8_0NEON(x *float32, qs *int8, d *float32, nb int)
+
+// dotQ4_KNEON returns the dot product of nb Q4_K super-blocks at w with the
+// Q8_K activation quants qs, scales d and sums bsums, as dotQ4_KGeneric,
+// without SDOT.
+//
+//go:noescape
+func dotQ4_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ4_KSDOT is dotQ4_KNEON with the dot-product instructions.
+//
+//go:noescape
+func dotQ4_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ5_KNEON returns the dot product of nb Q5_K super-blocks at w with the
+// Q8_K activation quants qs, scales d and sums bsums, as dotQ5_KGeneric,
+// without SDOT.
+//
+//go:noescape
+func dotQ5_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ5_KSDOT is dotQ5_KNEON with the dot-product instructions.
+//
+//go:noescape
+func dotQ5_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ6_KNEON returns the dot product of nb Q6_K super-blocks at w with the
+// Q8_K activation quants qs and scales d, as dotQ6_KGeneric, without SDOT
+// (bsums is not read).
+//
+//go:noescape
+func dotQ6_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ6_KSDOT is dotQ6_KNEON with the dot-product instructions.
+//
+//go:noescape
+func dotQ6_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// quantizeQ8_KNEON quantizes nb super-blocks of 256 values at x to Q8_K,
+// writing the quants to qs, the scales to d and the sums of 16 quants to
+// bsums, as quantizeQ8_KGeneric (signaling NaNs as in quantizeQ8_0NEON).
+//
+//go:noescape
+func quantizeQ8_KNEON(x *float32, qs *int8, d *float32, bsums *int16, nb int)
+
+// dotF32NEON returns Σ a[i]·b[i] for i < n > 0 with the accumulation of
+// dotF32SliceGeneric (and of dotF32Generic, with a the weights).
+//
+//go:noescape
+func dotF32NEON(a, b *float32, n int) float32
+
+// dotF32F16NEON returns Σ a[i]·b[i] for i < n > 0, b half-precision values,
+// as dotF32F16Generic.
+//
+//go:noescape
+func dotF32F16NEON(a *float32, b *uint16, n int) float32
+
+// axpyF32F16NEON sets y[i] += alpha·x[i] for i < n > 0, x half-precision
+// values, as axpyF32F16Generic.
+//
+//go:noescape
+func axpyF32F16NEON(y *float32, alpha float32, x *uint16, n int)
+
+// dotF16NEON returns the dot product of n > 0 little-endian half-precision
+// weights at w with the floats x, as dotF16Generic.
+//
+//go:noescape
+func dotF16NEON(w *byte, x *float32, n int) float32

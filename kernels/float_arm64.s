@@ -1,0 +1,241 @@
+//go:build !purego
+
+#include "textflag.h"
+#include "neon_arm64.h"
+
+// Float kernels (float.go, math.go). Every product is rounded before it is
+// added (FMUL, then FADD; no FMA), as in the portable twins.
+
+// ---------------------------------------------------------------------------
+// Dots with eight accumulators: value i goes to lane i%8 (V0 lanes 0…3, V1
+// lanes 4…7), the tail after the last group of eight to lane 0, and the lanes
+// are added as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)).
+
+// DOT8 multiplies one group of eight values Vx0, Vx1 by Vy0, Vy1 and adds the
+// products to the accumulators.
+#define DOT8(x0, x1, y0, y1) \
+	FMUL_S(x0, x0, y0); \
+	FMUL_S(x1, x1, y1); \
+	FADD_S(0, 0, x0); \
+	FADD_S(1, 1, x1)
+
+// The second operand b of the dots, loaded from R1 into V6…V9 (16 values),
+// V6, V7 (8 values) or F3 (one value), as float32 or as half precision.
+#define B16_F32 VLD1.P 64(R1), [V6.S4, V7.S4, V8.S4, V9.S4]
+#define B8_F32 VLD1.P 32(R1), [V6.S4, V7.S4]
+#define B1_F32 FMOVS.P 4(R1), F3
+#define B16_F16 \
+	VLD1.P 32(R1), [V10.H8, V11.H8]; \
+	FCVTL_H(6, 10); \
+	FCVTL2_H(7, 10); \
+	FCVTL_H(8, 11); \
+	FCVTL2_H(9, 11)
+#define B8_F16 \
+	VLD1.P 16(R1), [V10.H8]; \
+	FCVTL_H(6, 10); \
+	FCVTL2_H(7, 10)
+#define B1_F16 \
+	MOVHU.P 2(R1), R4; \
+	FMOVS   R4, F3; \
+	FCVTHS  F3, F3
+
+// DOT8_FUNC is the body of a dot of a (float32, at R0) and b (R1), loaded by
+// b16, b8 and b1. The tail is summed in F10, a copy of lane 0, and put back
+// into lane 0.
+#define DOT8_FUNC(b16, b8, b1) \
+	MOVD a+0(FP), R0; \
+	MOVD b+8(FP), R1; \
+	MOVD n+16(FP), R2; \
+	ZERO(0); \
+	ZERO(1); \
+	LSR  $4, R2, R3; \
+	CBZ  R3, eight; \
+loop: \
+	VLD1.P 64(R0), [V2.S4, V3.S4, V4.S4, V5.S4]; \
+	b16; \
+	DOT8(2, 3, 6, 7); \
+	DOT8(4, 5, 8, 9); \
+	SUBS $1, R3, R3; \
+	BNE  loop; \
+eight: \
+	TBZ  $3, R2, tail; \
+	VLD1.P 32(R0), [V2.S4, V3.S4]; \
+	b8; \
+	DOT8(2, 3, 6, 7); \
+tail: \
+	ANDS  $7, R2, R3; \
+	BEQ   sum; \
+	FMOVS F0, F10; \
+tailloop: \
+	FMOVS.P 4(R0), F2; \
+	b1; \
+	FMULS   F3, F2, F2; \
+	FADDS   F2, F10, F10; \
+	SUBS    $1, R3, R3; \
+	BNE     tailloop; \
+	VMOV    V10.S[0], V0.S[0]; \
+sum: \
+	FADDP_S(0, 0, 1); \
+	FADDP_S(0, 0, 0); \
+	FADDP_S1(0, 0); \
+	FMOVS F0, ret+24(FP); \
+	RET
+
+// func dotF32NEON(a, b *float32, n int) float32
+TEXT ·dotF32NEON(SB), NOSPLIT, $0-28
+	DOT8_FUNC(B16_F32, B8_F32, B1_F32)
+
+// func dotF32F16NEON(a *float32, b *uint16, n int) float32
+TEXT ·dotF32F16NEON(SB), NOSPLIT, $0-28
+	DOT8_FUNC(B16_F16, B8_F16, B1_F16)
+
+// func axpyF32F16NEON(y *float32, alpha float32, x *uint16, n int)
+TEXT ·axpyF32F16NEON(SB), NOSPLIT, $0-32
+	MOVD  y+0(FP), R0
+	FMOVS alpha+8(FP), F31
+	MOVD  x+16(FP), R1
+	MOVD  n+24(FP), R2
+	VDUP  V31.S[0], V31.S4
+	LSR   $4, R2, R3
+	CBZ   R3, axpyeight
+
+axpyloop:
+	VLD1   (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 32(R1), [V4.H8, V5.H8]
+	FCVTL_H(6, 4)
+	FCVTL2_H(7, 4)
+	FCVTL_H(8, 5)
+	FCVTL2_H(9, 5)
+	FMUL_S(6, 31, 6)
+	FMUL_S(7, 31, 7)
+	FMUL_S(8, 31, 8)
+	FMUL_S(9, 31, 9)
+	FADD_S(0, 0, 6)
+	FADD_S(1, 1, 7)
+	FADD_S(2, 2, 8)
+	FADD_S(3, 3, 9)
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	SUBS   $1, R3, R3
+	BNE    axpyloop
+
+axpyeight:
+	TBZ    $3, R2, axpytail
+	VLD1   (R0), [V0.S4, V1.S4]
+	VLD1.P 16(R1), [V4.H8]
+	FCVTL_H(6, 4)
+	FCVTL2_H(7, 4)
+	FMUL_S(6, 31, 6)
+	FMUL_S(7, 31, 7)
+	FADD_S(0, 0, 6)
+	FADD_S(1, 1, 7)
+	VST1.P [V0.S4, V1.S4], 32(R0)
+
+axpytail:
+	ANDS $7, R2, R3
+	BEQ  axpydone
+
+axpytailloop:
+	FMOVS   (R0), F0
+	MOVHU.P 2(R1), R4
+	FMOVS   R4, F1
+	FCVTHS  F1, F1
+	FMULS   F1, F31, F1
+	FADDS   F1, F0, F0
+	FMOVS.P F0, 4(R0)
+	SUBS    $1, R3, R3
+	BNE     axpytailloop
+
+axpydone:
+	RET
+
+// ---------------------------------------------------------------------------
+// F16 weights (see dotF16Generic): 64 accumulators, lane i%64 of each whole
+// group of 64 in V16…V31 (lanes 4r…4r+3 in V(16+r)), reduced as
+// (acc[l]+acc[32+l]) + (acc[16+l]+acc[48+l]) and hsum16; the tail is added in
+// float64.
+
+// F16_16 multiplies the next 16 halves at R0 by the next 16 floats at R1 and
+// adds the products to V(a)…V(a+3).
+#define F16_16(a) \
+	VLD1.P 32(R0), [V0.H8, V1.H8]; \
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]; \
+	FCVTL_H(2, 0); \
+	FCVTL2_H(3, 0); \
+	FCVTL_H(8, 1); \
+	FCVTL2_H(9, 1); \
+	FMUL_S(2, 2, 4); \
+	FMUL_S(3, 3, 5); \
+	FMUL_S(8, 8, 6); \
+	FMUL_S(9, 9, 7); \
+	FADD_S(a, a, 2); \
+	FADD_S(a+1, a+1, 3); \
+	FADD_S(a+2, a+2, 8); \
+	FADD_S(a+3, a+3, 9)
+
+// F16_V sets V(16+r) to (acc[l]+acc[32+l]) + (acc[16+l]+acc[48+l]) for the
+// lanes l = 4r…4r+3.
+#define F16_V(r) \
+	FADD_S(16+(r), 16+(r), 24+(r)); \
+	FADD_S(20+(r), 20+(r), 28+(r)); \
+	FADD_S(16+(r), 16+(r), 20+(r))
+
+// func dotF16NEON(w *byte, x *float32, n int) float32
+TEXT ·dotF16NEON(SB), NOSPLIT, $0-28
+	MOVD w+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R2
+	ZERO(16)
+	ZERO(17)
+	ZERO(18)
+	ZERO(19)
+	ZERO(20)
+	ZERO(21)
+	ZERO(22)
+	ZERO(23)
+	ZERO(24)
+	ZERO(25)
+	ZERO(26)
+	ZERO(27)
+	ZERO(28)
+	ZERO(29)
+	ZERO(30)
+	ZERO(31)
+	LSR  $6, R2, R3
+	CBZ  R3, f16wreduce
+
+f16wloop:
+	F16_16(16)
+	F16_16(20)
+	F16_16(24)
+	F16_16(28)
+	SUBS $1, R3, R3
+	BNE  f16wloop
+
+f16wreduce:
+	F16_V(0)
+	F16_V(1)
+	F16_V(2)
+	F16_V(3)
+	// hsum16 of v = V16…V19: h = (v0+v2, v1+v3), then as hsum8.
+	FADD_S(16, 16, 18)
+	FADD_S(17, 17, 19)
+	HSUM8(16, 17)
+	FCVTSD F16, F16
+	ANDS   $63, R2, R3
+	BEQ    f16wdone
+
+f16wtail:
+	MOVHU.P 2(R0), R4
+	FMOVS   R4, F1
+	FCVTHS  F1, F1
+	FMOVS.P 4(R1), F2
+	FMULS   F2, F1, F1
+	FCVTSD  F1, F1
+	FADDD   F1, F16, F16
+	SUBS    $1, R3, R3
+	BNE     f16wtail
+
+f16wdone:
+	FCVTDS F16, F0
+	FMOVS  F0, ret+24(FP)
+	RET

@@ -1,0 +1,490 @@
+//go:build !purego
+
+#include "go_asm.h"
+#include "textflag.h"
+#include "neon_arm64.h"
+
+// K-quant kernels (kquants.go, q8k.go). The dots keep the portable kernels'
+// eight integer lanes per super-block (see kLanes) in V24 (lanes 0…3) and V25
+// (4…7): every run of 32 values adds its products, four per lane, times the
+// scale of their 16 values. The NEON variants form 16-bit products with
+// SMULL, add them pairwise to the four-product sums (at most 16384 in
+// magnitude for these types, so 16 bits suffice) and multiply-accumulate
+// them with the scale into 32 bits (SMLAL by element); the SDOT variants sum
+// four products per 32-bit lane and multiply-accumulate with MLA by element.
+// The float lanes V0, V1 take the integer lanes times d_w·d_a with fused
+// multiply-adds, and are added as hsum8 at the end.
+//
+// Register use of the dots: R0 weight blocks, R1 activation quants, R2
+// activation scales, R3 activation bsums, R4 super-blocks left; F0 the
+// result.
+
+// K_PROLOGUE loads the arguments of a K-quant dot and clears V0…V2.
+#define K_PROLOGUE \
+	MOVD w+0(FP), R0; \
+	MOVD qs+8(FP), R1; \
+	MOVD d+16(FP), R2; \
+	MOVD bsums+24(FP), R3; \
+	MOVD nb+32(FP), R4; \
+	ZERO(0); \
+	ZERO(1); \
+	ZERO(2)
+
+// RUN_SDOT adds one run of 32 products to the lanes: weights Vx0 (values
+// 0…15), Vx1 (16…31) times activations Vy0, Vy1, lanes 0…3 scaled by lane
+// s0i of Vs0 (int32) and lanes 4…7 by lane s1i of Vs1. Clobbers V26, V27.
+#define RUN_SDOT(x0, x1, y0, y1, s0, s0i, s1, s1i) \
+	ZERO(26); \
+	ZERO(27); \
+	SDOT(26, x0, y0); \
+	SDOT(27, x1, y1); \
+	MLA_SE(24, 26, s0, s0i); \
+	MLA_SE(25, 27, s1, s1i)
+
+// RUN_NEON is RUN_SDOT without the dot product; the scales are int16 lanes
+// (Vs < V16). Clobbers V22, V23, V26, V27.
+#define RUN_NEON(x0, x1, y0, y1, s0, s0i, s1, s1i) \
+	SMULL_B(26, x0, y0); \
+	SMULL2_B(27, x0, y0); \
+	SMULL_B(22, x1, y1); \
+	SMULL2_B(23, x1, y1); \
+	ADDP_H(26, 26, 27); \
+	ADDP_H(22, 22, 23); \
+	ADDP_H(26, 26, 22); \
+	SMLAL_HE(24, 26, s0, s0i); \
+	SMLAL2_HE(25, 26, s1, s1i)
+
+// LANES_ACCUM adds the integer lanes V24, V25 times F6 to V0, V1 with fused
+// multiply-adds.
+#define LANES_ACCUM \
+	SCVTF_S(24, 24); \
+	SCVTF_S(25, 25); \
+	VDUP  V6.S[0], V6.S4; \
+	VFMLA V6.S4, V24.S4, V0.S4; \
+	VFMLA V6.S4, V25.S4, V1.S4
+
+// ---------------------------------------------------------------------------
+// Q4_K and Q5_K
+
+// K4_HEAD reads the head of a Q4_K/Q5_K super-block (d, dmin, the 12 bytes of
+// scales and mins) and the activation scale and bsums. It leaves F6 =
+// d_w·d_a, F7 = −dmin_w·d_a, V9 the eight 6-bit scales (bytes), V12 and V13
+// mins[s]·(bsums[2s]+bsums[2s+1]) for s = 0…3 and 4…7 (int32), and clears
+// the integer lanes V24, V25.
+//
+// The scales and mins are unpacked in general registers: with a, b, c the
+// little-endian words of bytes 0…3, 4…7, 8…11, the low six bits of a and b
+// are scales 0…3 and mins 0…3, and scales 4…7 (mins 4…7) are the low (high)
+// nibbles of c with the top two bits of a (b) above them.
+#define K4_HEAD \
+	MOVWU.P 4(R0), R5; \
+	MOVD.P  8(R0), R6; \
+	MOVWU.P 4(R0), R7; \
+	FMOVS.P 4(R2), F3; \
+	VLD1.P  32(R3), [V4.H8, V5.H8]; \
+	FMOVS   R5, F6; \
+	FCVTHS  F6, F6; \
+	LSRW    $16, R5, R5; \
+	FMOVS   R5, F7; \
+	FCVTHS  F7, F7; \
+	FMULS   F6, F3, F6; \
+	FMULS   F7, F3, F7; \
+	FNEGS   F7, F7; \
+	AND     $0x3f3f3f3f3f3f3f3f, R6, R8; \
+	LSR     $6, R6, R9; \
+	AND     $0x0303030303030303, R9, R9; \
+	ORR     R7<<28, R7, R10; \
+	AND     $0x0f0f0f0f0f0f0f0f, R10, R10; \
+	ORR     R9<<4, R10, R10; \
+	VMOV    R8, V8.D[0]; \
+	VMOV    R10, V8.D[1]; \
+	VUZP1   V8.S4, V8.S4, V9.S4; \
+	VUZP2   V8.S4, V8.S4, V10.S4; \
+	SADDLP_H(4, 4); \
+	SADDLP_H(5, 5); \
+	VUXTL   V10.B8, V11.H8; \
+	VUXTL   V11.H4, V12.S4; \
+	VUXTL2  V11.H8, V13.S4; \
+	MUL_S(12, 12, 4); \
+	MUL_S(13, 13, 5); \
+	ZERO(24); \
+	ZERO(25)
+
+// K4_SCALES_SDOT widens the scales V9 to int32: V9 scales 0…3, V10 4…7.
+#define K4_SCALES_SDOT \
+	VUXTL  V9.B8, V9.H8; \
+	VUXTL2 V9.H8, V10.S4; \
+	VUXTL  V9.H4, V9.S4
+
+// K4_SCALES_NEON widens the scales V9 to int16.
+#define K4_SCALES_NEON \
+	VUXTL V9.B8, V9.H8
+
+// Q4_K_MINS accumulates the four min lanes of Q4_K: V2 += F7 · (m0+m1, m2+m3,
+// m4+m5, m6+m7) with V12 = m0…m3, V13 = m4…m7.
+#define Q4_K_MINS \
+	VADDP V13.S4, V12.S4, V12.S4; \
+	SCVTF_S(12, 12); \
+	VDUP  V7.S[0], V7.S4; \
+	VFMLA V7.S4, V12.S4, V2.S4
+
+// Q5_K_MINS accumulates the minimums of Q5_K in one float: F2 += F7 · Σ m.
+#define Q5_K_MINS \
+	VADD  V13.S4, V12.S4, V12.S4; \
+	VADDV V12.S4, V12; \
+	SCVTF_S1(12, 12); \
+	FMADDS F7, F2, F12, F2
+
+// K4_CHUNK loads 32 bytes of 4-bit quants, runs 2k and 2k+1 (low and high
+// nibbles), and their 64 activation quants: weights V18, V19 (run 2k) and
+// V20, V21 (run 2k+1), activations V14, V15 and V16, V17.
+#define K4_CHUNK \
+	VLD1.P 32(R0), [V12.B16, V13.B16]; \
+	VLD1.P 64(R1), [V14.B16, V15.B16, V16.B16, V17.B16]; \
+	VAND   V31.B16, V12.B16, V18.B16; \
+	VAND   V31.B16, V13.B16, V19.B16; \
+	VUSHR  $4, V12.B16, V20.B16; \
+	VUSHR  $4, V13.B16, V21.B16
+
+// Q5_HIGH sets bit 4 of the quants of run c from bit c of qh (V28, V29),
+// shifted into place by op $n (VSHL or VUSHR), into Vx0, Vx1 by bit insert
+// under the mask V30 = 0x10. Clobbers V22, V23.
+#define Q5_HIGH(op, n, x0, x1) \
+	op   $n, V28.B16, V22.B16; \
+	op   $n, V29.B16, V23.B16; \
+	VBIT V30.B16, V22.B16, x0; \
+	VBIT V30.B16, V23.B16, x1
+
+// The runs of chunk k with the scales of K4_SCALES_SDOT and K4_SCALES_NEON.
+#define K4_RUNS_SDOT(k) \
+	RUN_SDOT(18, 19, 14, 15, 9+(k)/2, (2*(k))&3, 9+(k)/2, (2*(k))&3); \
+	RUN_SDOT(20, 21, 16, 17, 9+(k)/2, (2*(k)+1)&3, 9+(k)/2, (2*(k)+1)&3)
+#define K4_RUNS_NEON(k) \
+	RUN_NEON(18, 19, 14, 15, 9, 2*(k), 9, 2*(k)); \
+	RUN_NEON(20, 21, 16, 17, 9, 2*(k)+1, 9, 2*(k)+1)
+
+// Q5_CHUNK is K4_CHUNK with the fifth bits of runs 2k and 2k+1; opE $nE and
+// opO $nO move bits 2k and 2k+1 of qh to bit 4.
+#define Q5_CHUNK(opE, nE, opO, nO) \
+	K4_CHUNK; \
+	Q5_HIGH(opE, nE, V18.B16, V19.B16); \
+	Q5_HIGH(opO, nO, V20.B16, V21.B16)
+
+// Q4_K_RESULT returns hsum8 of V0, V1 plus the min lanes V2 added as
+// (m0+m2)+(m1+m3).
+#define Q4_K_RESULT \
+	EXT8(3, 2, 2); \
+	FADD_S(2, 2, 3); \
+	FADDP_S1(2, 2); \
+	HSUM8(0, 1); \
+	FADDS F2, F0, F0; \
+	FMOVS F0, ret+40(FP); \
+	RET
+
+// K4_DOT is the body of a Q4_K or Q5_K dot: consts sets the constants,
+// mins accumulates the minimums, qh loads the fifth bits (Q5_K), chunk0…3
+// load the quants of runs 0…7, scales widens the scales for runs(k), the runs
+// of chunk k, and result returns the sum.
+#define K4_DOT(consts, mins, qh, chunk0, chunk1, chunk2, chunk3, scales, runs, result) \
+	K_PROLOGUE; \
+	consts; \
+loop: \
+	K4_HEAD; \
+	mins; \
+	scales; \
+	qh; \
+	chunk0; \
+	runs(0); \
+	chunk1; \
+	runs(1); \
+	chunk2; \
+	runs(2); \
+	chunk3; \
+	runs(3); \
+	LANES_ACCUM; \
+	SUBS $1, R4, R4; \
+	BNE  loop; \
+	result
+
+// Q4_K_CONSTS sets V31 = 0x0f in every byte.
+#define Q4_K_CONSTS VMOVI $15, V31.B16
+
+// func dotQ4_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ4_KNEON(SB), NOSPLIT, $0-44
+	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_NEON, K4_RUNS_NEON, Q4_K_RESULT)
+
+// func dotQ4_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
+	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_SDOT, K4_RUNS_SDOT, Q4_K_RESULT)
+
+// Q5_K_RESULT returns hsum8 of V0, V1 plus the minimums F2.
+#define Q5_K_RESULT \
+	HSUM8(0, 1); \
+	FADDS F2, F0, F0; \
+	FMOVS F0, ret+40(FP); \
+	RET
+
+// Q5_K_CONSTS sets V31 = 0x0f and V30 = 0x10 in every byte.
+#define Q5_K_CONSTS \
+	VMOVI $15, V31.B16; \
+	VMOVI $16, V30.B16
+
+// Q5_K_QH loads the 32 bytes of fifth bits of a Q5_K super-block into V28, V29.
+#define Q5_K_QH \
+	VLD1.P 32(R0), [V28.B16, V29.B16]
+
+// The chunks of Q5_K: chunk k moves bits 2k and 2k+1 of qh to bit 4.
+#define Q5_CHUNK0 Q5_CHUNK(VSHL, 4, VSHL, 3)
+#define Q5_CHUNK1 Q5_CHUNK(VSHL, 2, VSHL, 1)
+#define Q5_CHUNK2 Q5_CHUNK(VSHL, 0, VUSHR, 1)
+#define Q5_CHUNK3 Q5_CHUNK(VUSHR, 2, VUSHR, 3)
+
+// func dotQ5_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ5_KNEON(SB), NOSPLIT, $0-44
+	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_NEON, K4_RUNS_NEON, Q5_K_RESULT)
+
+// func dotQ5_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-44
+	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_SDOT, K4_RUNS_SDOT, Q5_K_RESULT)
+
+// ---------------------------------------------------------------------------
+// Q6_K
+
+// Q6_K_HEAD reads the scales of a Q6_K super-block (R6 ← its qh, F8 ← its d
+// as bits) and clears the integer lanes. R0 stays at the block (ql).
+#define Q6_K_HEAD \
+	ADD   $const_q6KQh, R0, R6; \
+	ADD   $const_q6KScales, R0, R7; \
+	VLD1  (R7), [V13.B16]; \
+	MOVHU const_q6KD(R0), R8; \
+	ZERO(24); \
+	ZERO(25)
+
+// Q6_K_SCALES_SDOT sign-extends the 16 scales V13 to int32 in V8…V11.
+#define Q6_K_SCALES_SDOT \
+	SXTL2_B(12, 13); \
+	SXTL_B(13, 13); \
+	SXTL_H(8, 13); \
+	SXTL2_H(9, 13); \
+	SXTL_H(10, 12); \
+	SXTL2_H(11, 12)
+
+// Q6_K_SCALES_NEON sign-extends the 16 scales V13 to int16 in V8, V9.
+#define Q6_K_SCALES_NEON \
+	SXTL2_B(9, 13); \
+	SXTL_B(8, 13)
+
+// Q6_TRIPLE unpacks 16 bytes each of ql[l] (L), ql[l+32] (Lp) and qh[l] (H)
+// into the quants l of the four runs of a half, minus 32: run 0 in L, 1 in
+// Lp, 2 in X2, 3 in X3. Expects V31 = 0x0f, V30 = 0x30, V29 = 0x3f, V28 = 32;
+// clobbers V12.
+#define Q6_TRIPLE(L, Lp, H, X2, X3) \
+	VAND  V30.B16, H, X2; \
+	VSRI  $4, L, X2; \
+	VSLI  $4, H, L; \
+	VAND  V29.B16, L, L; \
+	VUSHR $2, H, X3; \
+	VSRI  $4, Lp, X3; \
+	VAND  V31.B16, Lp, Lp; \
+	VSHL  $2, H, V12.B16; \
+	VBIT  V30.B16, V12.B16, Lp; \
+	VSUB  V28.B16, L, L; \
+	VSUB  V28.B16, Lp, Lp; \
+	VSUB  V28.B16, X2, X2; \
+	VSUB  V28.B16, X3, X3
+
+// Q6_K_HALF loads and unpacks one half (128 values) of a Q6_K super-block:
+// runs 0…3 of the half in (V14, V15), (V16, V17), (V20, V6), (V21, V7).
+#define Q6_K_HALF \
+	VLD1.P 64(R0), [V14.B16, V15.B16, V16.B16, V17.B16]; \
+	VLD1.P 32(R6), [V18.B16, V19.B16]; \
+	Q6_TRIPLE(V14.B16, V16.B16, V18.B16, V20.B16, V21.B16); \
+	Q6_TRIPLE(V15.B16, V17.B16, V19.B16, V6.B16, V7.B16)
+
+// Run c of a super-block, weights Vx0, Vx1, with its activation quants.
+#define Q6_RUN_SDOT(x0, x1, c) \
+	VLD1.P 32(R1), [V4.B16, V5.B16]; \
+	RUN_SDOT(x0, x1, 4, 5, 8+(c)/2, (2*(c))&3, 8+(c)/2, (2*(c)+1)&3)
+#define Q6_RUN_NEON(x0, x1, c) \
+	VLD1.P 32(R1), [V4.B16, V5.B16]; \
+	RUN_NEON(x0, x1, 4, 5, 8+(c)/4, (2*(c))&7, 8+(c)/4, (2*(c)+1)&7)
+
+// Q6_K_TAIL moves R0 to the next super-block and adds the lanes times
+// d_w·d_a to V0, V1.
+#define Q6_K_TAIL \
+	ADD     $(const_q6KBytes-128), R0; \
+	FMOVS.P 4(R2), F3; \
+	FMOVS   R8, F6; \
+	FCVTHS  F6, F6; \
+	FMULS   F6, F3, F6; \
+	LANES_ACCUM
+
+// Q6_K_CONSTS sets the masks of Q6_TRIPLE.
+#define Q6_K_CONSTS \
+	VMOVI $0x0f, V31.B16; \
+	VMOVI $0x30, V30.B16; \
+	VMOVI $0x3f, V29.B16; \
+	VMOVI $32, V28.B16
+
+// Q6_K_DOT is the body of a Q6_K dot with the scales of scales and the runs
+// run(x0, x1, c).
+#define Q6_K_DOT(scales, run) \
+	K_PROLOGUE; \
+	Q6_K_CONSTS; \
+loop: \
+	Q6_K_HEAD; \
+	scales; \
+	Q6_K_HALF; \
+	run(14, 15, 0); \
+	run(16, 17, 1); \
+	run(20, 6, 2); \
+	run(21, 7, 3); \
+	Q6_K_HALF; \
+	run(14, 15, 4); \
+	run(16, 17, 5); \
+	run(20, 6, 6); \
+	run(21, 7, 7); \
+	Q6_K_TAIL; \
+	SUBS $1, R4, R4; \
+	BNE  loop; \
+	HSUM8(0, 1); \
+	FMOVS F0, ret+40(FP); \
+	RET
+
+// func dotQ6_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-44
+	Q6_K_DOT(Q6_K_SCALES_NEON, Q6_RUN_NEON)
+
+// func dotQ6_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-44
+	Q6_K_DOT(Q6_K_SCALES_SDOT, Q6_RUN_SDOT)
+
+// ---------------------------------------------------------------------------
+// Q8_K activation quantization (see quantizeQ8_KGeneric)
+
+// Q8K_16 quantizes the next 16 values at R0 with the scale in lane 0 of V20
+// into Vout (bytes): round to nearest even, at most 127 (V30 = 127 as int32),
+// narrowed by truncation like int8().
+#define Q8K_16(out) \
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]; \
+	FMUL_SE(0, 0, 20, 0); \
+	FMUL_SE(1, 1, 20, 0); \
+	FMUL_SE(2, 2, 20, 0); \
+	FMUL_SE(3, 3, 20, 0); \
+	FCVTNS_S(0, 0); \
+	FCVTNS_S(1, 1); \
+	FCVTNS_S(2, 2); \
+	FCVTNS_S(3, 3); \
+	SMIN_S(0, 0, 30); \
+	SMIN_S(1, 1, 30); \
+	SMIN_S(2, 2, 30); \
+	SMIN_S(3, 3, 30); \
+	VUZP1 V1.H8, V0.H8, V0.H8; \
+	VUZP1 V3.H8, V2.H8, V1.H8; \
+	VUZP1 V1.B16, V0.B16, out
+
+// Q8K_64 quantizes the next 64 values, stores them and leaves the sums of each
+// 8 of them in V(sums) (int16 lanes: the sums of the four runs of 16, two
+// lanes each).
+#define Q8K_64(sums) \
+	Q8K_16(V4.B16); \
+	Q8K_16(V5.B16); \
+	Q8K_16(V6.B16); \
+	Q8K_16(V7.B16); \
+	VST1.P [V4.B16, V5.B16, V6.B16, V7.B16], 64(R1); \
+	SADDLP_B(4, 4); \
+	SADDLP_B(5, 5); \
+	SADDLP_B(6, 6); \
+	SADDLP_B(7, 7); \
+	ADDP_H(4, 4, 5); \
+	ADDP_H(6, 6, 7); \
+	ADDP_H(sums, 4, 6)
+
+// func quantizeQ8_KNEON(x *float32, qs *int8, d *float32, bsums *int16, nb int)
+TEXT ·quantizeQ8_KNEON(SB), NOSPLIT, $0-40
+	MOVD  x+0(FP), R0
+	MOVD  qs+8(FP), R1
+	MOVD  d+16(FP), R2
+	MOVD  bsums+24(FP), R3
+	MOVD  nb+32(FP), R4
+	FMOVS $-127.0, F29
+	FMOVS $1.0, F28
+	MOVD  $127, R5
+	VDUP  R5, V30.S4
+
+q8kblock:
+	// The largest and smallest value (FMAXNM, FMINNM skip NaNs, as the
+	// portable loop does).
+	VLD1 (R0), [V16.S4]
+	VORR V16.B16, V16.B16, V17.B16
+	MOVD R0, R5
+	MOVD $16, R6
+
+q8kminmax:
+	VLD1.P 64(R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FMAXNM_S(18, 0, 1)
+	FMAXNM_S(19, 2, 3)
+	FMINNM_S(20, 0, 1)
+	FMINNM_S(21, 2, 3)
+	FMAXNM_S(18, 18, 19)
+	FMINNM_S(20, 20, 21)
+	FMAXNM_S(16, 16, 18)
+	FMINNM_S(17, 17, 20)
+	SUBS $1, R6, R6
+	BNE  q8kminmax
+	FMAXNMV_S(16, 16)
+	FMINNMV_S(17, 17)
+
+	// max is the value of largest magnitude that comes first: the largest
+	// value if it is larger than −smallest, the smallest if −smallest is
+	// larger; on a tie, the first value of that magnitude.
+	FNEGS F17, F18
+	FMOVS F16, F19
+	FCMPS F18, F16
+	BGT   q8kscale
+	FMOVS F17, F19
+	FCMPS F16, F18
+	BGT   q8kscale
+	FCMPS $(0.0), F16
+	BEQ   q8kzero
+	BVS   q8kzero   // all NaN
+	MOVD  R0, R5
+
+q8ktie:
+	FMOVS.P 4(R5), F19
+	FABSS   F19, F21
+	FCMPS   F16, F21
+	BNE     q8ktie
+
+q8kscale:
+	// iscale = −127/max, d = 1/iscale.
+	FDIVS   F19, F29, F20
+	FDIVS   F20, F28, F21
+	FMOVS.P F21, 4(R2)
+	Q8K_64(12)
+	Q8K_64(13)
+	Q8K_64(14)
+	Q8K_64(15)
+	ADDP_H(12, 12, 13)
+	ADDP_H(13, 14, 15)
+	VST1.P [V12.H8, V13.H8], 32(R3)
+	SUBS $1, R4, R4
+	BNE  q8kblock
+	RET
+
+q8kzero:
+	// A block without a nonzero number: zero quants, sums and scale.
+	ZERO(4)
+	ZERO(5)
+	ZERO(6)
+	ZERO(7)
+	VST1.P  [V4.B16, V5.B16, V6.B16, V7.B16], 64(R1)
+	VST1.P  [V4.B16, V5.B16, V6.B16, V7.B16], 64(R1)
+	VST1.P  [V4.B16, V5.B16, V6.B16, V7.B16], 64(R1)
+	VST1.P  [V4.B16, V5.B16, V6.B16, V7.B16], 64(R1)
+	VST1.P  [V4.B16, V5.B16], 32(R3)
+	FMOVS.P F4, 4(R2)
+	ADD     $(4*const_QKK), R0
+	SUBS    $1, R4, R4
+	BNE     q8kblock
+	RET

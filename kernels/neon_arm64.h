@@ -1,0 +1,89 @@
+// Arm64 vector instructions that the Go assembler does not know (as of Go
+// 1.26), encoded as WORDs. The arguments are register numbers: d is the
+// destination, n and m the first and second source, i a lane index. The
+// comment above each macro gives the instruction in Arm syntax.
+
+// sdot vd.4s, vn.16b, vm.16b (Armv8.2 dot product; cpu.ARM64.HasASIMDDP)
+#define SDOT(d, n, m) WORD $(0x4e809400 | (m)<<16 | (n)<<5 | (d))
+
+// smull vd.8h, vn.8b, vm.8b / smull2 vd.8h, vn.16b, vm.16b
+#define SMULL_B(d, n, m) WORD $(0x0e20c000 | (m)<<16 | (n)<<5 | (d))
+#define SMULL2_B(d, n, m) WORD $(0x4e20c000 | (m)<<16 | (n)<<5 | (d))
+
+// saddlp vd.4s, vn.8h / saddlp vd.8h, vn.16b
+#define SADDLP_H(d, n) WORD $(0x4e602800 | (n)<<5 | (d))
+#define SADDLP_B(d, n) WORD $(0x4e202800 | (n)<<5 | (d))
+
+// movi vd.2d, #0
+#define ZERO(d) WORD $(0x6f00e400 | (d))
+
+// addp vd.8h, vn.8h, vm.8h (VADDP, spelt with register numbers for macros)
+#define ADDP_H(d, n, m) WORD $(0x4e60bc00 | (m)<<16 | (n)<<5 | (d))
+
+// addp vd.4s, vn.4s, vm.4s (VADDP, spelt with register numbers for macros)
+#define ADDP_S(d, n, m) WORD $(0x4ea0bc00 | (m)<<16 | (n)<<5 | (d))
+
+// smin vd.4s, vn.4s, vm.4s
+#define SMIN_S(d, n, m) WORD $(0x4ea06c00 | (m)<<16 | (n)<<5 | (d))
+
+// saddlv sd, vn.8h (sum of the eight lanes, widened to 32 bits)
+#define SADDLV_H(d, n) WORD $(0x4e703800 | (n)<<5 | (d))
+
+// mul vd.4s, vn.4s, vm.4s
+#define MUL_S(d, n, m) WORD $(0x4ea09c00 | (m)<<16 | (n)<<5 | (d))
+
+// mla vd.4s, vn.4s, vm.s[i]
+#define MLA_SE(d, n, m, i) WORD $(0x6f800000 | ((i)&1)<<21 | (m)<<16 | ((i)>>1)<<11 | (n)<<5 | (d))
+
+// smlal vd.4s, vn.4h, vm.h[i] / smlal2 vd.4s, vn.8h, vm.h[i] (m < 16)
+#define SMLAL_HE(d, n, m, i) WORD $(0x0f402000 | ((i)&3)<<20 | (m)<<16 | ((i)>>2)<<11 | (n)<<5 | (d))
+#define SMLAL2_HE(d, n, m, i) WORD $(0x4f402000 | ((i)&3)<<20 | (m)<<16 | ((i)>>2)<<11 | (n)<<5 | (d))
+
+// sxtl vd.8h, vn.8b / sxtl2 vd.8h, vn.16b / sxtl vd.4s, vn.4h / sxtl2 vd.4s, vn.8h
+#define SXTL_B(d, n) WORD $(0x0f08a400 | (n)<<5 | (d))
+#define SXTL2_B(d, n) WORD $(0x4f08a400 | (n)<<5 | (d))
+#define SXTL_H(d, n) WORD $(0x0f10a400 | (n)<<5 | (d))
+#define SXTL2_H(d, n) WORD $(0x4f10a400 | (n)<<5 | (d))
+
+// sqxtn vd.8b, vn.8h / sqxtn2 vd.16b, vn.8h
+#define SQXTN_H(d, n) WORD $(0x0e214800 | (n)<<5 | (d))
+#define SQXTN2_H(d, n) WORD $(0x4e214800 | (n)<<5 | (d))
+
+// scvtf vd.4s, vn.4s / scvtf sd, sn (int32 lanes to float32)
+#define SCVTF_S(d, n) WORD $(0x4e21d800 | (n)<<5 | (d))
+#define SCVTF_S1(d, n) WORD $(0x5e21d800 | (n)<<5 | (d))
+
+// fcvtns vd.4s, vn.4s (to int32, rounding to nearest with ties to even)
+#define FCVTNS_S(d, n) WORD $(0x4e21a800 | (n)<<5 | (d))
+
+// fcvtl vd.4s, vn.4h / fcvtl2 vd.4s, vn.8h (half to single precision, exact)
+#define FCVTL_H(d, n) WORD $(0x0e217800 | (n)<<5 | (d))
+#define FCVTL2_H(d, n) WORD $(0x4e217800 | (n)<<5 | (d))
+
+// fadd, fmul, faddp vd.4s, vn.4s, vm.4s; fmul vd.4s, vn.4s, vm.s[i]
+#define FADD_S(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
+#define FMUL_S(d, n, m) WORD $(0x6e20dc00 | (m)<<16 | (n)<<5 | (d))
+#define FADDP_S(d, n, m) WORD $(0x6e20d400 | (m)<<16 | (n)<<5 | (d))
+#define FMUL_SE(d, n, m, i) WORD $(0x4f809000 | ((i)&1)<<21 | (m)<<16 | ((i)>>1)<<11 | (n)<<5 | (d))
+
+// ext vd.16b, vn.16b, vm.16b, #8 (the high half of vn, then the low half of vm)
+#define EXT8(d, n, m) WORD $(0x6e004000 | (m)<<16 | 8<<11 | (n)<<5 | (d))
+
+// faddp sd, vn.2s (lane 0 + lane 1)
+#define FADDP_S1(d, n) WORD $(0x7e30d800 | (n)<<5 | (d))
+
+// fabs vd.4s, vn.4s; fmaxnm, fminnm vd.4s, vn.4s, vm.4s; fmaxnmv, fminnmv sd, vn.4s
+#define FABS_S(d, n) WORD $(0x4ea0f800 | (n)<<5 | (d))
+#define FMAXNM_S(d, n, m) WORD $(0x4e20c400 | (m)<<16 | (n)<<5 | (d))
+#define FMINNM_S(d, n, m) WORD $(0x4ea0c400 | (m)<<16 | (n)<<5 | (d))
+#define FMAXNMV_S(d, n) WORD $(0x6e30c800 | (n)<<5 | (d))
+#define FMINNMV_S(d, n) WORD $(0x6eb0c800 | (n)<<5 | (d))
+
+// HSUM8 sets Fa to the sum of the eight float32 lanes of Va (lanes 0…3) and
+// Vb (4…7) in the order ((x0+x4)+(x2+x6)) + ((x1+x5)+(x3+x7)), the portable
+// kernels' hsum8. Vb is clobbered.
+#define HSUM8(a, b) \
+	FADD_S(a, a, b); \
+	EXT8(b, a, a); \
+	FADD_S(a, a, b); \
+	FADDP_S1(a, a)
