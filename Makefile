@@ -4,13 +4,32 @@ FUZZTIME ?= 30s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test unit vet fuzz bench deb clean
+.PHONY: build test unit vet fuzz cross ci bench deb clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o edgellm ./cmd/edgellm
 
 # The whole suite: static checks, every package's tests, then each fuzz target.
 test: vet unit fuzz
+
+# What CI runs (.ci/run, as root): the suite, the kernels and the engine under
+# qemu for arm64 and 32-bit arm, then the .deb packages built, linted,
+# installed, checked and purged (.ci/package-test).
+ci: test cross
+	bash .ci/package-test
+
+# Kernel tests (assembly vs portable twins) and the engine's conformance under
+# qemu-user: arm64 without SDOT (Pi 3/4, cortex-a72) and with it (Pi 5,
+# cortex-a76), and 32-bit arm (ARMv6 Pi Zero/1, ARMv7), portable kernels.
+QEMU_ENGINE_TESTS := TestConformanceLogits|TestStoriesGreedy|TestGenerateWithGrammar
+cross:
+	QEMU_CPU=cortex-a72 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
+	QEMU_CPU=cortex-a72 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
+	QEMU_CPU=cortex-a76 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
+	QEMU_CPU=cortex-a76 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
+	GOARCH=arm GOARM=6 $(GO) test -count=1 -exec qemu-arm-static ./kernels
+	GOARCH=arm GOARM=6 $(GO) test -count=1 -exec qemu-arm-static -run '$(QEMU_ENGINE_TESTS)' ./inference
+	GOARCH=arm GOARM=7 $(GO) test -count=1 -exec qemu-arm-static ./kernels
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
