@@ -6,7 +6,11 @@
 //	edgellm eval -m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]
 //	edgellm tokenize -m MODEL [--special] [-p TEXT]
 //	edgellm info MODEL [-c CTX]
+//	edgellm synth --shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]
+//	edgellm bench -m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]
 //	edgellm serve [--config FILE] [--check]
+//	edgellm pull NAME|URL [-o DIR] [--sha256 HEX] [--list]
+//	edgellm send [--broker URL] [--node N] [--base B] [-n MAX] [-t TEMP] [--timeout D] PROMPT
 //
 // Errors are one line on stderr; the exit code is 2 for bad usage and 1 for
 // failures at run time.
@@ -43,7 +47,11 @@ func commands() []command {
 		{"eval", "write the logits of every position of a token sequence", cmdEval},
 		{"tokenize", "print the token ids of a text", cmdTokenize},
 		{"info", "describe a model file", cmdInfo},
+		{"synth", "write a random-weight model in the shape of a real one", cmdSynth},
+		{"bench", "measure prefill and decode speed against memory bandwidth", cmdBench},
 		{"serve", "answer prompts over MQTT (the daemon)", cmdServe},
+		{"pull", "download a model (resumable, checksum verified)", cmdPull},
+		{"send", "ask a node over MQTT and stream its answer", cmdSend},
 	}
 }
 

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/inference/bench"
+)
+
+func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	model := fs.String("m", "", "model file (GGUF)")
+	prompt := fs.Int("p", 64, "prompt tokens of the prefill test (0: skip)")
+	gen := fs.Int("n", 32, "tokens of the decode test (0: skip)")
+	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
+	reps := fs.Int("r", 3, "repetitions of each test")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	bwMiB := fs.Int64("bw-mib", 0, "buffer of the bandwidth measurement in MiB (default: 4× the largest cache, 64…1024; -1: skip)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	const usage = "usage: edgellm bench -m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]"
+	if len(pos) != 0 || *model == "" {
+		return usagef("want -m MODEL and no other arguments (%s)", usage)
+	}
+	if *prompt < 0 || *gen < 0 || *threads < 0 || *reps < 1 || (*prompt == 0 && *gen == 0) {
+		return usagef("-p and -n must not be negative (nor both 0), -j not negative, -r at least 1")
+	}
+	m, err := inference.Load(*model)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	opts := bench.Options{Threads: *threads, Reps: *reps, BandwidthBytes: *bwMiB << 20}
+	// Zero means "default" to bench.Options; a test that is skipped is -1 there.
+	opts.PromptTokens, opts.GenTokens = orSkip(*prompt), orSkip(*gen)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	r, err := bench.Run(ctx, *model, m, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(&r)
+	}
+	return r.WriteText(stdout)
+}
+
+// orSkip maps a token count of 0 (skip the test) to bench's -1.
+func orSkip(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}

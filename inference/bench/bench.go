@@ -1,0 +1,185 @@
+// Package bench measures how fast a model prefills prompts and decodes tokens,
+// and how close decoding comes to the limit the memory bandwidth sets.
+//
+// Decoding one token reads every weight matrix once, so its speed is bounded
+// by the memory read bandwidth divided by the bytes of weights read per token.
+// The report gives that ratio as the "roofline" fraction: decode tokens per
+// second × weight bytes per token ÷ measured bandwidth.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/kernels"
+)
+
+// Options configures Run. Zero values take the defaults of llama-bench.
+type Options struct {
+	PromptTokens int    // tokens of the prefill test (0: 64; negative: no prefill test)
+	GenTokens    int    // tokens of the decode test (0: 32; negative: no decode test)
+	Threads      int    // threads (0: the CPUs the process may use)
+	Reps         int    // repetitions of each test (default 3)
+	Seed         uint64 // seed of the random token ids
+	// BandwidthBytes is the buffer size of the bandwidth measurement
+	// (0: kernels.BandwidthBufferSize); negative skips the measurement.
+	BandwidthBytes int64
+}
+
+func (o *Options) defaults() {
+	if o.PromptTokens == 0 {
+		o.PromptTokens = 64
+	}
+	if o.GenTokens == 0 {
+		o.GenTokens = 32
+	}
+	if o.Reps == 0 {
+		o.Reps = 3
+	}
+	if o.BandwidthBytes == 0 {
+		o.BandwidthBytes = kernels.BandwidthBufferSize()
+	}
+}
+
+// Stat is the mean and sample standard deviation of repeated measurements.
+type Stat struct {
+	Mean    float64   `json:"mean"`
+	SD      float64   `json:"sd"`
+	Samples []float64 `json:"samples"`
+}
+
+func newStat(samples []float64) Stat {
+	s := Stat{Samples: samples}
+	for _, v := range samples {
+		s.Mean += v
+	}
+	s.Mean /= float64(len(samples))
+	if len(samples) > 1 {
+		var ss float64
+		for _, v := range samples {
+			ss += (v - s.Mean) * (v - s.Mean)
+		}
+		s.SD = math.Sqrt(ss / float64(len(samples)-1))
+	}
+	return s
+}
+
+// Report is the result of Run.
+type Report struct {
+	Model        string         `json:"model"`
+	Arch         string         `json:"arch"`
+	Params       int64          `json:"params"`
+	FileBytes    int64          `json:"file_bytes"`
+	Types        map[string]int `json:"tensor_types"`
+	Threads      int            `json:"threads"`
+	Reps         int            `json:"reps"`
+	PromptTokens int            `json:"prompt_tokens"`
+	GenTokens    int            `json:"gen_tokens"`
+	Prefill      Stat           `json:"prefill_tok_s"`
+	Decode       Stat           `json:"decode_tok_s"`
+	// WeightBytesPerToken is the bytes of weights one decode step reads:
+	// every layer matrix, the output matrix and one row of the token
+	// embeddings.
+	WeightBytesPerToken int64 `json:"weight_bytes_per_token"`
+	// Bandwidth is the measured memory read bandwidth (bytes per second)
+	// with the same number of threads, 0 when not measured.
+	Bandwidth      float64 `json:"bandwidth_bytes_s"`
+	BandwidthBytes int64   `json:"bandwidth_buffer_bytes,omitempty"`
+	// Roofline is decode tokens per second × WeightBytesPerToken ÷
+	// Bandwidth, in percent.
+	Roofline float64 `json:"roofline_percent"`
+}
+
+// WeightBytesPerToken returns the bytes of weights a decode step of m reads:
+// all matrices of every layer, the output matrix, and one row of the token
+// embeddings (norm weights and biases are negligible and not counted).
+func WeightBytesPerToken(m *inference.Model) int64 {
+	size := func(w *inference.Matrix) int64 { return int64(w.Rows) * int64(w.RowBytes) }
+	n := size(m.Output) + int64(m.Embed.RowBytes)
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		for _, w := range []*inference.Matrix{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
+			n += size(w)
+		}
+	}
+	return n
+}
+
+// Run measures model m (loaded from the file named name): opts.Reps
+// repetitions of a prefill of opts.PromptTokens random tokens from an empty
+// context and of opts.GenTokens single-token decode steps from an empty
+// context, after one warm-up step; then the memory read bandwidth.
+func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Report, error) {
+	opts.defaults()
+	opts.PromptTokens, opts.GenTokens = max(opts.PromptTokens, 0), max(opts.GenTokens, 0)
+	if opts.PromptTokens+opts.GenTokens == 0 || opts.Reps < 1 || opts.Threads < 0 {
+		return Report{}, fmt.Errorf("bench: invalid options %+v", opts)
+	}
+	c := &m.Config
+	r := Report{
+		Model: name, Arch: string(c.Arch), FileBytes: int64(m.File.Size), Types: m.TypeHistogram(),
+		Reps: opts.Reps, PromptTokens: opts.PromptTokens, GenTokens: opts.GenTokens,
+		WeightBytesPerToken: WeightBytesPerToken(m),
+	}
+	for _, t := range m.File.Tensors {
+		r.Params += int64(t.Elements())
+	}
+	s, err := m.NewState(max(opts.PromptTokens, opts.GenTokens, 1), opts.Threads)
+	if err != nil {
+		return r, err
+	}
+	defer s.Close()
+	r.Threads = s.Threads()
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
+	tokens := make([]int32, max(opts.PromptTokens, opts.GenTokens))
+	for i := range tokens {
+		tokens[i] = int32(rng.IntN(c.NVocab))
+	}
+	g := inference.NewGenerator(s, m.Tokenizer)
+	// Warm up: one step reads every matrix, paging the weights in.
+	if _, err := s.Forward(tokens[0], true); err != nil {
+		return r, err
+	}
+	var prefill, decode []float64
+	for range opts.Reps {
+		if opts.PromptTokens > 0 {
+			s.Reset()
+			start := time.Now()
+			if _, err := g.Prefill(ctx, tokens[:opts.PromptTokens]); err != nil {
+				return r, err
+			}
+			prefill = append(prefill, float64(opts.PromptTokens)/time.Since(start).Seconds())
+		}
+		if opts.GenTokens > 0 {
+			s.Reset()
+			start := time.Now()
+			for _, id := range tokens[:opts.GenTokens] {
+				if _, err := s.Forward(id, true); err != nil {
+					return r, err
+				}
+			}
+			decode = append(decode, float64(opts.GenTokens)/time.Since(start).Seconds())
+		}
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+	}
+	if len(prefill) > 0 {
+		r.Prefill = newStat(prefill)
+	}
+	if len(decode) > 0 {
+		r.Decode = newStat(decode)
+	}
+	if opts.BandwidthBytes > 0 {
+		pool := kernels.NewPool(r.Threads)
+		bw := kernels.MeasureReadBandwidth(pool, opts.BandwidthBytes, 5)
+		pool.Close()
+		r.Bandwidth, r.BandwidthBytes = bw.BytesPerSec, bw.Bytes
+		r.Roofline = 100 * r.Decode.Mean * float64(r.WeightBytesPerToken) / r.Bandwidth
+	}
+	return r, nil
+}

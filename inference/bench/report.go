@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText writes the report as a table for people, e.g.
+//
+//	model: tinyllama-q4_k_m.gguf (llama, 1100.0 M weights, 636.9 MiB; F32×45 Q4_K×135 Q6_K×21)
+//	threads 2, 3 repetitions
+//
+//	test         tok/s
+//	prefill 64   71.12 ± 0.52
+//	decode 32    16.76 ± 0.25
+//
+//	weights read per token: 600.7 MiB
+//	memory read bandwidth:  24.77 GB/s (2 threads, 1024 MiB buffer)
+//	roofline:               42.6 % (decode tok/s × bytes per token ÷ bandwidth)
+func (r *Report) WriteText(w io.Writer) error {
+	types := make([]string, 0, len(r.Types))
+	for t, n := range r.Types {
+		types = append(types, fmt.Sprintf("%s×%d", t, n))
+	}
+	sort.Strings(types)
+	var b strings.Builder
+	fmt.Fprintf(&b, "model: %s (%s, %.1f M weights, %.1f MiB; %s)\n", r.Model, r.Arch,
+		float64(r.Params)/1e6, mib(r.FileBytes), strings.Join(types, " "))
+	fmt.Fprintf(&b, "threads %d, %d repetitions\n\n", r.Threads, r.Reps)
+	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "test\ttok/s")
+	if r.PromptTokens > 0 {
+		fmt.Fprintf(tw, "prefill %d\t%s\n", r.PromptTokens, r.Prefill)
+	}
+	if r.GenTokens > 0 {
+		fmt.Fprintf(tw, "decode %d\t%s\n", r.GenTokens, r.Decode)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\nweights read per token: %.1f MiB\n", mib(r.WeightBytesPerToken))
+	if r.Bandwidth > 0 {
+		fmt.Fprintf(&b, "memory read bandwidth:  %.2f GB/s (%d threads, %.0f MiB buffer)\n",
+			r.Bandwidth/1e9, r.Threads, mib(r.BandwidthBytes))
+		fmt.Fprintf(&b, "roofline:               %.1f %% (decode tok/s × bytes per token ÷ bandwidth)\n", r.Roofline)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// String formats the statistic as "mean ± sd".
+func (s Stat) String() string { return fmt.Sprintf("%.2f ± %.2f", s.Mean, s.SD) }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
