@@ -4,10 +4,15 @@ FUZZTIME ?= 30s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 
-.PHONY: build test unit vet fuzz cross ci bench deb clean
+.PHONY: build demo test unit vet fuzz cross ci bench deb clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o edgellm ./cmd/edgellm
+
+# The quick start: build, then serve the model of quickstart.yaml over a
+# built-in broker on localhost:1883 (ask it with `./edgellm send --node demo "Hi"`).
+demo: build
+	./edgellm serve --config quickstart.yaml
 
 # The whole suite: static checks, every package's tests, then each fuzz target.
 test: vet unit fuzz
@@ -51,4 +56,4 @@ deb:
 	GO='$(GO)' VERSION='$(VERSION)' bash packaging/build-deb
 
 clean:
-	rm -rf edgellm dist
+	rm -rf edgellm dist .demo-state
