@@ -126,6 +126,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			Seed:          job.Sampling.Seed,
 		},
 		OnProgress:   job.Progress,
+		ReusePrefix:  true,
 		Grammar:      gr,
 		GrammarStart: grStart,
 		OnText: func(b []byte) error {
@@ -140,7 +141,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			return nil
 		},
 	})
-	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, DroppedTokens: dropped}
+	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped}
 	out.Timings = mqtt.Timings{
 		TTFTMs:     float64(res.FirstToken.Microseconds()) / 1000,
 		PrefillTPS: res.PrefillTPS(),

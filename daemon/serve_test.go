@@ -244,8 +244,9 @@ func TestServeAnswersRequests(t *testing.T) {
 	// Greedy again without streaming: the same text; then a stop sequence
 	// taken from the middle of it cuts the answer there.
 	c.publish(reqTopic, `{"id":"s2","prompt":"Once upon a time","max_tokens":24,"temperature":0}`)
-	if g := c.final("s2"); g.Text != f.Text {
-		t.Fatalf("greedy answers differ: %q vs %q", g.Text, f.Text)
+	// The same prompt again: its KV cache is reused, the answer is the same.
+	if g := c.final("s2"); g.Text != f.Text || g.Usage.CachedTokens != g.Usage.PromptTokens-1 || f.Usage.CachedTokens != 0 {
+		t.Fatalf("greedy answers differ: %q vs %q (cached %d of %d)", g.Text, f.Text, g.Usage.CachedTokens, g.Usage.PromptTokens)
 	}
 	runes := []rune(f.Text)
 	stop := string(runes[len(runes)/2 : len(runes)/2+2])

@@ -46,11 +46,18 @@ type GenerateOptions struct {
 	// offset are fed to the grammar, and from then on the output is
 	// constrained; if they cannot begin a valid value, the output stays free.
 	GrammarStart func(out []byte) int
+	// ReusePrefix keeps the KV cache of the longest common prefix of this
+	// prompt and the tokens of the previous generation (its prompt and
+	// output), and prefills only the rest (Result.CachedTokens says how
+	// many were reused). The outputs are the same as without it. It assumes
+	// nothing but this generator moves the State between calls.
+	ReusePrefix bool
 }
 
 // Result reports on a finished generation.
 type Result struct {
-	PromptTokens int           // tokens of the prompt that were prefilled
+	PromptTokens int           // tokens of the prompt
+	CachedTokens int           // prompt tokens whose KV cache was reused (ReusePrefix)
 	Tokens       int           // tokens generated
 	Finish       FinishReason  // why it ended
 	Prefill      time.Duration // time to consume the prompt
@@ -83,6 +90,7 @@ type Generator struct {
 	stream    *tokenizer.Decoder
 
 	out     []byte           // the output so far, while GrammarStart waits
+	kv      []int32          // the tokens in the State's KV cache, in order
 	vocab   *grammar.Vocab   // built on first use of a grammar
 	matcher *grammar.Matcher // for grammar, reused while it is the same
 	grammar *grammar.Grammar
@@ -111,7 +119,7 @@ func (g *Generator) constraint(gr *grammar.Grammar) (*grammar.Matcher, error) {
 
 // NewGenerator makes a generator over a state and the model's tokenizer.
 func NewGenerator(s *State, tok *tokenizer.Tokenizer) *Generator {
-	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false)}
+	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false), kv: make([]int32, 0, s.Ctx())}
 }
 
 // Prefill consumes prompt tokens from the state's current position and returns
@@ -173,11 +181,26 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 		}
 	}
 	s := g.State
-	s.Reset()
+	reuse := 0
+	if opts.ReusePrefix && s.Pos() == len(g.kv) {
+		for reuse < min(len(g.kv), len(prompt)) && g.kv[reuse] == prompt[reuse] {
+			reuse++
+		}
+		reuse = max(min(reuse, len(prompt)-1), 0) // the last prompt token gives the logits
+	}
+	if reuse > 0 {
+		s.Rewind(reuse)
+	} else {
+		s.Reset()
+	}
+	res.CachedTokens = reuse
+	g.kv = append(g.kv[:reuse], prompt[reuse:]...)
 	g.stream.Reset()
 	start := time.Now()
-	logits, err := g.prefill(ctx, prompt, opts.OnProgress)
+	logits, err := g.prefill(ctx, prompt[reuse:], opts.OnProgress)
 	if err != nil {
+		g.kv = g.kv[:0]
+		s.Reset()
 		return res, err
 	}
 	res.Prefill = time.Since(start)
@@ -245,8 +268,10 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 			break
 		}
 		if logits, err = s.Forward(id, true); err != nil {
+			g.kv = g.kv[:0]
 			return res, err
 		}
+		g.kv = append(g.kv, id)
 	}
 	res.Decode = time.Since(firstAt)
 	return res, g.emit(g.stream.Flush(), opts.OnText)

@@ -200,3 +200,57 @@ func TestGenerateGrammarStartsLate(t *testing.T) {
 		}
 	}
 }
+
+// ReusePrefix reuses the KV cache of the common prefix with the previous
+// generation and changes no output.
+func TestGenerateReusePrefix(t *testing.T) {
+	m, err := Load("../testdata/models/tiny-q4_k_m.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cached, err := m.NewState(512, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	fresh, err := m.NewState(512, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	gc, gf := NewGenerator(cached, m.Tokenizer), NewGenerator(fresh, m.Tokenizer)
+	system := "You are a helpful assistant in a house with many rooms and lights. Answer briefly. "
+	prompts := []struct {
+		text       string
+		wantCached bool
+	}{
+		{system + "Is the kitchen light on?", false},
+		{system + "Is the hall light on?", true},  // shares the system prompt
+		{"Something else entirely.", false},       // shares nothing (but BOS)
+		{"Something else entirely.", true},        // the same prompt again
+		{system + "Is the hall light on?", false}, // the cache now holds the other prompt
+		{system + "Is the hall light on? And", true},
+	}
+	for i, p := range prompts {
+		ids, _ := m.Tokenizer.Encode(p.text, true)
+		var a, b []byte
+		rc, err := gc.Generate(context.Background(), ids, GenerateOptions{MaxTokens: 24, Sampling: greedy(), ReusePrefix: true,
+			OnText: func(x []byte) error { a = append(a, x...); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rf, err := gf.Generate(context.Background(), ids, GenerateOptions{MaxTokens: 24, Sampling: greedy(),
+			OnText: func(x []byte) error { b = append(b, x...); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(a) != string(b) || rc.Tokens != rf.Tokens {
+			t.Fatalf("prompt %d: with the cache %q, without %q", i, a, b)
+		}
+		// Unrelated prompts share at most a few tokens (BOS, a space piece).
+		if got := rc.CachedTokens >= 10; got != p.wantCached || rf.CachedTokens != 0 {
+			t.Fatalf("prompt %d: %d tokens reused (fresh %d), want reuse %v", i, rc.CachedTokens, rf.CachedTokens, p.wantCached)
+		}
+	}
+}
