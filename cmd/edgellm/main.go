@@ -3,12 +3,13 @@
 // Subcommands:
 //
 //	edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k TOP_P] [-s SEED] [-c CTX] [-j THREADS]
+//		[--chat [--chat-template NAME]] [--json | --schema FILE | --tools FILE]
 //	edgellm eval -m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]
 //	edgellm tokenize -m MODEL [--special] [-p TEXT]
 //	edgellm info MODEL [-c CTX]
 //	edgellm synth --shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]
 //	edgellm bench -m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]
-//	edgellm serve [--config FILE] [--check]
+//	edgellm serve [--config FILE] [--check] [--debug]
 //	edgellm pull NAME|URL [-o DIR] [--sha256 HEX] [--list]
 //	edgellm send [--broker URL] [--node N] [--base B] [-n MAX] [-t TEMP] [--timeout D] PROMPT
 //
