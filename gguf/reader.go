@@ -72,6 +72,10 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
+// Header returns the bytes before the tensor data: the header, the metadata
+// and the tensor directory (for identifying a model file by its hash).
+func (f *File) Header() []byte { return f.data[:f.DataOffset] }
+
 // Close releases the file mapping. Tensor data must not be used afterwards.
 // Closing a File made by Parse, or closing twice, does nothing.
 func (f *File) Close() error {

@@ -65,8 +65,9 @@ type Result struct {
 	FirstToken   time.Duration // time from the start to the first generated token
 }
 
-// PrefillTPS is prompt tokens per second.
-func (r *Result) PrefillTPS() float64 { return perSecond(r.PromptTokens, r.Prefill) }
+// PrefillTPS is prefilled prompt tokens (those not reused from the cache)
+// per second.
+func (r *Result) PrefillTPS() float64 { return perSecond(r.PromptTokens-r.CachedTokens, r.Prefill) }
 
 // DecodeTPS is generated tokens per second, not counting the first token, whose
 // time is part of the time to first token.
@@ -94,6 +95,16 @@ type Generator struct {
 	vocab   *grammar.Vocab   // built on first use of a grammar
 	matcher *grammar.Matcher // for grammar, reused while it is the same
 	grammar *grammar.Grammar
+}
+
+// Adopt tells the generator that the State's KV cache holds tokens (for
+// example after State.LoadCache), so that the next Generate with
+// ReusePrefix reuses them. It does nothing unless the state's position is
+// len(tokens).
+func (g *Generator) Adopt(tokens []int32) {
+	if g.State.Pos() == len(tokens) {
+		g.kv = append(g.kv[:0], tokens...)
+	}
 }
 
 // ErrGrammarBudget is returned by Generate when MaxTokens cannot hold even

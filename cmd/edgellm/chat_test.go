@@ -72,3 +72,29 @@ func TestRunConstrained(t *testing.T) {
 		}
 	}
 }
+
+// run --cache: the first run saves the prompt's KV cache, the next one with
+// the same prompt reuses all of it but the last token and prints the same text.
+func TestRunPromptCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "prompt.kv")
+	prompt := strings.Repeat("Once upon a time there was a robot. ", 8)
+	args := []string{"run", models + "tiny-q4_k_m.gguf", "-p", prompt, "-n", "12", "-t", "0", "--cache", cache}
+	code, out1, errs1 := runCLI(t, "", args...)
+	if code != 0 || !strings.Contains(errs1, "prompt cache: reused 0 of ") {
+		t.Fatalf("first run: exit %d: %s", code, errs1)
+	}
+	code, out2, errs2 := runCLI(t, "", args...)
+	var reused, total int
+	if code != 0 || out2 != out1 {
+		t.Fatalf("second run: exit %d, %q vs %q", code, out2, out1)
+	}
+	if _, err := fmt.Sscanf(errs2[strings.Index(errs2, "prompt cache:"):], "prompt cache: reused %d of %d", &reused, &total); err != nil || reused != total-1 {
+		t.Fatalf("second run: %s (%v)", errs2, err)
+	}
+	// A broken cache file is reported and ignored; the answer is the same.
+	os.WriteFile(cache, []byte("garbage"), 0o600)
+	code, out3, errs3 := runCLI(t, "", args...)
+	if code != 0 || out3 != out1 || !strings.Contains(errs3, "prompt cache rejected") {
+		t.Fatalf("broken cache: exit %d, %q: %s", code, out3, errs3)
+	}
+}

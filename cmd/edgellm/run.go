@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	tmplName := fs.String("chat-template", "", "chat template for --chat: chatml, zephyr, llama2, llama3, llama3.1, phi3 (default: the model's)")
 	asJSON := fs.Bool("json", false, "answer with one JSON value")
 	schemaFile := fs.String("schema", "", "answer with JSON that follows the JSON Schema in this file")
+	cacheFile := fs.String("cache", "", "prompt cache file: reuse the saved KV cache of a prompt sharing a prefix, and save this prompt's")
 	toolsFile := fs.String("tools", "", `answer with a call of one of the tools in this file: [{"name","description","parameters"}] (needs --chat)`)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -113,14 +115,24 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	defer s.Close()
 	g := inference.NewGenerator(s, m.Tokenizer)
+	if *cacheFile != "" {
+		switch toks, err := s.LoadCache(*cacheFile); {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			fmt.Fprintf(stderr, "warning: %v; prefilling the whole prompt\n", err)
+		default:
+			g.Adopt(toks)
+		}
+	}
 
 	out := bufio.NewWriter(stdout)
 	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := g.Generate(sigCtx, ids, inference.GenerateOptions{
-		MaxTokens: *n,
-		Sampling:  params,
-		Grammar:   gr,
+		MaxTokens:   *n,
+		Sampling:    params,
+		Grammar:     gr,
+		ReusePrefix: *cacheFile != "",
 		OnText: func(b []byte) error {
 			if _, err := out.Write(b); err != nil {
 				return err
@@ -133,7 +145,15 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil && res.Finish != inference.FinishCancelled {
 		return err
 	}
-	fmt.Fprintf(stderr, "prefill: %d tokens, %.1f tok/s\n", res.PromptTokens, res.PrefillTPS())
+	if *cacheFile != "" {
+		fmt.Fprintf(stderr, "prompt cache: reused %d of %d prompt tokens\n", res.CachedTokens, res.PromptTokens)
+		if res.CachedTokens < len(ids)-1 {
+			if err := s.SaveCache(*cacheFile, ids); err != nil {
+				fmt.Fprintf(stderr, "warning: %v\n", err)
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "prefill: %d tokens, %.1f tok/s\n", res.PromptTokens-res.CachedTokens, res.PrefillTPS())
 	fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s (%s)\n", res.Tokens, res.DecodeTPS(), res.Finish)
 	mem := inference.MeasureMemory(s)
 	fmt.Fprintf(stderr, "memory: heap %.1f MiB (KV cache %.1f MiB), model mapped %.1f MiB, RSS %.1f MiB, threads %d\n",
