@@ -28,6 +28,8 @@ type Config struct {
 	Limits LimitsConfig `yaml:"limits"`
 	// Sampling holds the defaults for requests that do not set them.
 	Sampling SamplingConfig `yaml:"sampling"`
+	// Cache configures the prompt cache.
+	Cache CacheConfig `yaml:"cache"`
 	// StateDir is where the daemon keeps state across restarts (for example
 	// the ids of answered requests, so a redelivered request is answered once).
 	StateDir string `yaml:"state_dir"`
@@ -96,6 +98,18 @@ type HomeAssistantConfig struct {
 	// DiscoveryPrefix is Home Assistant's discovery prefix.
 	DiscoveryPrefix string `yaml:"discovery_prefix"`
 }
+
+// CacheConfig is the prompt cache: the KV cache of the previous request is
+// reused for the prefix the next one shares with it.
+type CacheConfig struct {
+	// Persist saves that KV cache in <state_dir>/PromptCacheFile when the
+	// daemon stops and loads it when it starts, so the first request after a
+	// restart does not prefill a long shared system prompt again.
+	Persist bool `yaml:"persist"`
+}
+
+// PromptCacheFile is the prompt cache's file in state_dir.
+const PromptCacheFile = "prompt-cache.kv"
 
 // EmbeddedConfig is the built-in MQTT broker, used when mqtt.broker is
 // "embedded": devices then connect to this machine. Its sessions, queued
@@ -188,6 +202,7 @@ func DefaultConfig() *Config {
 			RepeatPenalty: DefaultRepeatPenalty,
 			Seed:          DefaultSeed,
 		},
+		Cache:    CacheConfig{Persist: true},
 		StateDir: DefaultStateDir,
 	}
 }

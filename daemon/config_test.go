@@ -133,6 +133,7 @@ mqtt:
 queue: {size: 2, job_timeout: 90s}
 limits: {max_prompt_bytes: 1000, max_tokens: 100}
 sampling: {temperature: 0, top_p: 1, top_k: 0, min_p: 0, repeat_penalty: 1, seed: 42}
+cache: {persist: false}
 state_dir: /tmp/s
 `))
 	if err != nil {
@@ -147,6 +148,7 @@ state_dir: /tmp/s
 		Queue:    QueueConfig{Size: 2, JobTimeout: 90 * time.Second},
 		Limits:   LimitsConfig{MaxPromptBytes: 1000, MaxTokens: 100},
 		Sampling: SamplingConfig{Temperature: 0, TopP: 1, TopK: 0, MinP: 0, RepeatPenalty: 1, Seed: 42},
+		Cache:    CacheConfig{Persist: false},
 		StateDir: "/tmp/s",
 	}
 	cfg.lines = nil

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"log/slog"
 
 	"github.com/edgellm/edgellm/mqtt"
 )
@@ -33,6 +34,11 @@ type LoadOptions struct {
 	Context      int    // model.context
 	Threads      int    // model.threads (resolved, ≥ 1)
 	ChatTemplate string // model.chat_template ("" = the model's own)
+	// CacheFile, when set, is the prompt cache file: loaded (if it fits this
+	// model) after the model, saved by Close.
+	CacheFile string
+	// Logger receives the prompt cache's warnings; nil means slog.Default().
+	Logger *slog.Logger
 	// Check, when set, is called with the model's description before the
 	// KV cache is allocated; an error refuses the model (the memory plan).
 	Check func(ModelInfo) error

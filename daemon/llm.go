@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,8 @@ type llm struct {
 	info  ModelInfo
 	ctx   int
 	tmpl  promptTemplate // nil: the model has no chat template
+	cache string         // prompt cache file ("" = none)
+	log   *slog.Logger
 	// tmplErr says why there is no template (for requests with messages).
 	tmplErr error
 }
@@ -64,14 +67,36 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		return fail(err)
 	}
 	e.gen = inference.NewGenerator(e.state, m.Tokenizer)
+	e.cache, e.log = opts.CacheFile, opts.Logger
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.cache != "" {
+		switch toks, err := e.state.LoadCache(e.cache); {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			e.log.Warn("prompt cache not loaded", "err", err)
+		default:
+			e.gen.Adopt(toks)
+			e.log.Info("prompt cache loaded", "file", e.cache, "tokens", len(toks))
+		}
+	}
 	return e, nil
 }
 
 // Model describes the loaded model.
 func (e *llm) Model() ModelInfo { return e.info }
 
-// Close releases the state and the model.
+// Close saves the prompt cache (when configured) and releases the state and
+// the model.
 func (e *llm) Close() error {
+	if toks := e.gen.Tokens(); e.cache != "" && len(toks) > 0 {
+		if err := e.state.SaveCache(e.cache, toks); err != nil {
+			e.log.Warn("prompt cache not saved", "err", err)
+		} else {
+			e.log.Info("prompt cache saved", "file", e.cache, "tokens", len(toks))
+		}
+	}
 	e.state.Close()
 	return e.model.Close()
 }

@@ -668,3 +668,28 @@ func TestServeEmbeddedBroker(t *testing.T) {
 		}
 	}
 }
+
+// With cache.persist the prompt cache survives a restart: the first request
+// after it reuses the prefix of the last one before it.
+func TestServePersistsPromptCache(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	path := writeConfig(t, dir, b, nil)
+	long := `{"id":"%s","system":"` + strings.Repeat("You run the lights of a large house. ", 6) + `","prompt":"Kitchen?","max_tokens":4,"temperature":0}`
+	c := newClient(t, b, "t-persist", "edgellm/pi1/response/#")
+	d := startServe(t, b, path, Options{})
+	c.publish(reqTopic, fmt.Sprintf(long, "p1"))
+	first := c.final("p1")
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", PromptCacheFile)); err != nil {
+		t.Fatalf("no prompt cache saved: %v", err)
+	}
+	startServe(t, b, path, Options{})
+	c.publish(reqTopic, fmt.Sprintf(long, "p2"))
+	again := c.final("p2")
+	if first.Usage.CachedTokens != 0 || again.Usage.CachedTokens != again.Usage.PromptTokens-1 || again.Text != first.Text {
+		t.Fatalf("before the restart %+v %q, after %+v %q", first.Usage, first.Text, again.Usage, again.Text)
+	}
+}

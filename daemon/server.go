@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
@@ -236,6 +237,8 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Context:      cfg.Model.Context,
 		Threads:      cfg.Model.Threads,
 		ChatTemplate: cfg.Model.ChatTemplate,
+		CacheFile:    s.promptCacheFile(cfg),
+		Logger:       s.log,
 		Check: func(m ModelInfo) error {
 			var err error
 			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, Context: cfg.Model.Context,
@@ -259,6 +262,18 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 	s.log.Info("model loaded", "model", m.Name, "path", m.Path, "context", cfg.Model.Context, "threads", cfg.Model.Threads,
 		"kv_cache_bytes", plan.KVBytes, "heap_limit", plan.HeapLimit, "model_resident", plan.ModelResident)
 	return e, nil
+}
+
+// promptCacheFile is where the prompt cache persists, or "" when it does not.
+func (s *server) promptCacheFile(cfg *Config) string {
+	if !cfg.Cache.Persist {
+		return ""
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o750); err != nil {
+		s.log.Warn("the prompt cache will not persist", "err", err)
+		return ""
+	}
+	return filepath.Join(cfg.StateDir, PromptCacheFile)
 }
 
 func (s *server) config() *Config {

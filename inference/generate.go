@@ -107,6 +107,16 @@ func (g *Generator) Adopt(tokens []int32) {
 	}
 }
 
+// Tokens returns the tokens whose KV cache the State holds after the last
+// Generate (its prompt and the generated tokens), or nil when the state was
+// moved by something else. The slice is the generator's: copy it to keep it.
+func (g *Generator) Tokens() []int32 {
+	if g.State.Pos() != len(g.kv) {
+		return nil
+	}
+	return g.kv
+}
+
 // ErrGrammarBudget is returned by Generate when MaxTokens cannot hold even
 // the shortest value the grammar allows.
 var ErrGrammarBudget = errors.New("inference: max tokens too small for the shortest value the grammar allows")
