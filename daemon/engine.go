@@ -37,6 +37,9 @@ type LoadOptions struct {
 	// CacheFile, when set, is the prompt cache file: loaded (if it fits this
 	// model) after the model, saved by Close.
 	CacheFile string
+	// PrefixCacheBytes, when set, is called after Check and gives how many
+	// bytes of KV copies of recent prompts the engine may keep.
+	PrefixCacheBytes func() int64
 	// Logger receives the prompt cache's warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// Check, when set, is called with the model's description before the

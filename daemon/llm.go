@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/edgellm/edgellm/inference"
@@ -24,7 +25,10 @@ type llm struct {
 	ctx   int
 	tmpl  promptTemplate // nil: the model has no chat template
 	cache string         // prompt cache file ("" = none)
-	log   *slog.Logger
+	// prefixes keeps the KV cache of recent prompts (nil = only the
+	// previous request's is reused).
+	prefixes *inference.PrefixCache
+	log      *slog.Logger
 	// tmplErr says why there is no template (for requests with messages).
 	tmplErr error
 }
@@ -68,6 +72,11 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	}
 	e.gen = inference.NewGenerator(e.state, m.Tokenizer)
 	e.cache, e.log = opts.CacheFile, opts.Logger
+	if opts.PrefixCacheBytes != nil {
+		if b := opts.PrefixCacheBytes(); b > 0 {
+			e.prefixes = inference.NewPrefixCache(b)
+		}
+	}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -138,6 +147,14 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 		return nil
 	}
+	if e.prefixes != nil {
+		have := 0
+		for toks := e.gen.Tokens(); have < min(len(toks), len(ids)) && toks[have] == ids[have]; have++ {
+		}
+		if toks := e.prefixes.Restore(e.state, ids, have); toks != nil {
+			e.gen.Adopt(toks)
+		}
+	}
 	stopped := false
 	res, err := e.gen.Generate(ctx, ids, inference.GenerateOptions{
 		MaxTokens: job.MaxTokens,
@@ -166,6 +183,11 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			return nil
 		},
 	})
+	if e.prefixes != nil {
+		if toks := e.gen.Tokens(); len(toks) >= len(ids) && slices.Equal(toks[:len(ids)], ids) {
+			e.prefixes.Store(e.state, ids)
+		}
+	}
 	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped}
 	out.Timings = mqtt.Timings{
 		TTFTMs:     float64(res.FirstToken.Microseconds()) / 1000,

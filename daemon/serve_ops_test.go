@@ -693,3 +693,22 @@ func TestServePersistsPromptCache(t *testing.T) {
 		t.Fatalf("before the restart %+v %q, after %+v %q", first.Usage, first.Text, again.Usage, again.Text)
 	}
 }
+
+// Several prompts are kept: going back to an earlier one (not the previous
+// request's) still reuses its prefix, and the answer does not change.
+func TestServePrefixCacheKeepsSeveralPrompts(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	startServe(t, b, writeConfig(t, dir, b, map[string]any{"cache.persist": false}), Options{})
+	c := newClient(t, b, "t-prefixes", "edgellm/pi1/response/#")
+	ask := func(id, system string) mqtt.Final {
+		c.publish(reqTopic, `{"id":"`+id+`","system":"`+strings.Repeat(system, 8)+`","prompt":"Now?","max_tokens":4,"temperature":0}`)
+		return c.final(id)
+	}
+	a1 := ask("a1", "You run the lights. ")
+	ask("b1", "You water the garden. ")
+	a2 := ask("a2", "You run the lights. ")
+	if a2.Text != a1.Text || a2.Usage.CachedTokens != a2.Usage.PromptTokens-1 {
+		t.Fatalf("back to the first prompt: %+v %q, first time %+v %q", a2.Usage, a2.Text, a1.Usage, a1.Text)
+	}
+}

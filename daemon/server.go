@@ -238,7 +238,16 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Threads:      cfg.Model.Threads,
 		ChatTemplate: cfg.Model.ChatTemplate,
 		CacheFile:    s.promptCacheFile(cfg),
-		Logger:       s.log,
+		PrefixCacheBytes: func() int64 {
+			// Half of what the budget leaves beside the model, the KV cache
+			// and the overhead, at most 512 MiB.
+			left := int64(plan.Budget) - int64(plan.Overhead) - int64(plan.KVBytes)
+			if plan.ModelResident {
+				left -= int64(plan.ModelBytes)
+			}
+			return min(max(left/2, 0), 512*MiB)
+		},
+		Logger: s.log,
 		Check: func(m ModelInfo) error {
 			var err error
 			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, Context: cfg.Model.Context,
