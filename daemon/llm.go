@@ -120,16 +120,18 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	ids, dropped, err := e.prompt(job)
+	tmpl, terr := e.tmpl, e.tmplErr
+	if job.ChatTemplate != "" {
+		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
+			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
+		}
+	}
+	ids, dropped, err := e.prompt(job, tmpl, terr)
 	if err != nil {
 		return out, err
 	}
-	tmpl := e.tmpl
-	if job.ChatTemplate != "" {
-		tmpl, _ = resolveTemplate(job.ChatTemplate, e.model) // validated by prompt
-	}
 	stops := job.Stop
-	if tmpl != nil && (len(job.Messages) > 0 || job.Prompt != "") {
+	if tmpl != nil {
 		stops = append(append([]string(nil), stops...), tmpl.StopStrings()...)
 	}
 	if gr != nil && grStart == nil {
@@ -148,10 +150,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		return nil
 	}
 	if e.prefixes != nil {
-		have := 0
-		for toks := e.gen.Tokens(); have < min(len(toks), len(ids)) && toks[have] == ids[have]; have++ {
-		}
-		if toks := e.prefixes.Restore(e.state, ids, have); toks != nil {
+		if toks := e.prefixes.Restore(e.state, ids, e.gen.Tokens()); toks != nil {
 			e.gen.Adopt(toks)
 		}
 	}
@@ -234,13 +233,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 // oldest turns until prompt + max_tokens fit the context, and returns how
 // many prompt tokens were dropped. A prompt that cannot fit even alone is an
 // error wrapping ErrPromptTooLong.
-func (e *llm) prompt(job Job) (ids []int32, dropped int, err error) {
-	tmpl, terr := e.tmpl, e.tmplErr
-	if job.ChatTemplate != "" {
-		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
-			return nil, 0, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
-		}
-	}
+func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dropped int, err error) {
 	tok := e.model.Tokenizer
 	if tmpl == nil && jobToolMode(job) != toolsOff {
 		return nil, 0, badField("tools", errNoToolTemplate)

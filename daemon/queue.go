@@ -24,9 +24,8 @@ type Entry struct {
 	// message to acknowledge); the queue does not look at it.
 	Reply any
 
-	cancel  context.CancelCauseFunc // set while running
-	stop    context.CancelFunc      // releases the deadline timer
-	removed bool                    // cancelled while queued
+	cancel context.CancelCauseFunc // set while running
+	stop   context.CancelFunc      // releases the deadline timer
 }
 
 // Queue is the bounded FIFO in front of the single inference worker. It
@@ -165,7 +164,6 @@ func (q *Queue) Cancel(id string, cause error) (removed *Entry, found bool) {
 		}
 	}
 	delete(q.ids, id)
-	e.removed = true
 	q.mu.Unlock()
 	q.notify()
 	return e, true

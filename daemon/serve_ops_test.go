@@ -50,9 +50,7 @@ type daemonProcess struct {
 // process and returns once it is online on b. env adds environment variables.
 func startProcess(t *testing.T, b *mqtttest.Broker, path string, env ...string) *daemonProcess {
 	t.Helper()
-	watch := b.Peer(t, mqtttest.PeerOptions{})
-	watch.Subscribe("edgellm/pi1/availability", 1)
-	defer watch.Disconnect()
+	online := watchOnline(t, b)
 	p := &daemonProcess{t: t, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	p.cmd.Env = append(append(os.Environ(), serveEnv+"="+path), env...)
@@ -69,11 +67,8 @@ func startProcess(t *testing.T, b *mqtttest.Broker, path string, env ...string) 
 			t.Logf("daemon log:\n%s", p.log)
 		}
 	})
-	for {
-		if m := watch.Next(wait); m.Payload == mqtt.Online && !m.Retained {
-			return p
-		}
-	}
+	online()
+	return p
 }
 
 type lockedWriter struct {

@@ -77,6 +77,23 @@ func writeConfig(t testing.TB, dir string, b *mqtttest.Broker, set map[string]an
 	return path
 }
 
+// watchOnline subscribes to the node's availability and returns a function
+// that waits until the node publishes "online" (not a retained old value).
+func watchOnline(t testing.TB, b *mqtttest.Broker) func() {
+	t.Helper()
+	watch := b.Peer(t, mqtttest.PeerOptions{})
+	watch.Subscribe("edgellm/pi1/availability", 1)
+	return func() {
+		t.Helper()
+		defer watch.Disconnect()
+		for {
+			if m := watch.Next(wait); m.Payload == mqtt.Online && !m.Retained {
+				return
+			}
+		}
+	}
+}
+
 // daemonUnderTest is a Serve running in this process.
 type daemonUnderTest struct {
 	t      testing.TB
@@ -90,8 +107,7 @@ type daemonUnderTest struct {
 // publishes online).
 func startServe(t testing.TB, b *mqtttest.Broker, path string, opts Options) *daemonUnderTest {
 	t.Helper()
-	watch := b.Peer(t, mqtttest.PeerOptions{})
-	watch.Subscribe("edgellm/pi1/availability", 1)
+	online := watchOnline(t, b)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &daemonUnderTest{t: t, cancel: cancel, done: make(chan error, 1), reload: make(chan struct{}, 1)}
 	opts.ConfigPath = path
@@ -102,12 +118,7 @@ func startServe(t testing.TB, b *mqtttest.Broker, path string, opts Options) *da
 	}
 	go func() { d.done <- Serve(ctx, opts) }()
 	t.Cleanup(func() { d.stop() })
-	for {
-		if m := watch.Next(wait); m.Payload == mqtt.Online && !m.Retained {
-			break
-		}
-	}
-	watch.Disconnect()
+	online()
 	return d
 }
 

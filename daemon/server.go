@@ -496,7 +496,7 @@ func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) 
 		payload = f.PlainText()
 	} else {
 		var err error
-		if payload, err = marshalFinal(f); err != nil {
+		if payload, err = marshalJSON(f); err != nil {
 			s.log.Error("encoding an answer failed", "id", id, "err", err)
 			return
 		}

@@ -156,5 +156,3 @@ func marshalJSON(v any) ([]byte, error) {
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
-
-func marshalFinal(f mqtt.Final) ([]byte, error) { return marshalJSON(f) }

@@ -70,16 +70,13 @@ func jobGrammar(job Job) (g *grammar.Grammar, start func([]byte) int, err error)
 		for i, t := range tools {
 			gt[i] = grammar.Tool{Name: t.Function.Name, Parameters: t.Function.Parameters}
 		}
-		schema, err := grammar.ToolCallSchema(gt)
-		if err == nil {
-			if g, err = grammar.CompileSchema(schema, grammar.Options{}); err == nil {
-				if mode == toolsAuto {
-					start = toolCallStart
-				}
-				return g, start, nil
-			}
+		if g, err = grammar.CompileToolCall(gt, grammar.Options{}); err != nil {
+			return nil, nil, badField("tools", err)
 		}
-		return nil, nil, badField("tools", err)
+		if mode == toolsAuto {
+			start = toolCallStart
+		}
+		return g, start, nil
 	}
 	if len(job.Schema) > 0 {
 		g, err := grammar.CompileSchema(job.Schema, grammar.Options{})

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -58,22 +59,16 @@ func (s *server) run(serveCtx context.Context, e *Entry, jobCtx context.Context)
 	if rp.stream != "" {
 		st = newStreamer(s.currentClient(), rp.stream, job.ID, s.log)
 	}
-	var text strings.Builder
 	job.OnText = func(chunk string) error {
-		text.WriteString(chunk)
 		if st != nil {
 			st.add(chunk)
 		}
-		s.beat.Beat()
 		return nil
 	}
 	job.Progress = s.beat.Beat
 	out, err := s.engine.Run(jobCtx, job)
 	if st != nil {
 		st.close()
-	}
-	if out.Text == "" {
-		out.Text = text.String()
 	}
 	s.tokens.Add(uint64(out.Usage.CompletionTokens))
 	if out.Timings.DecodeTPS > 0 {
@@ -127,7 +122,7 @@ type streamer struct {
 	client *mqtt.Client
 	topic  string
 	id     string
-	log    interface{ Warn(string, ...any) }
+	log    *slog.Logger
 
 	mu      sync.Mutex
 	pending strings.Builder
@@ -139,7 +134,7 @@ type streamer struct {
 // streamPublishTimeout bounds one chunk's publish.
 const streamPublishTimeout = 5 * time.Second
 
-func newStreamer(c *mqtt.Client, topic, id string, log interface{ Warn(string, ...any) }) *streamer {
+func newStreamer(c *mqtt.Client, topic, id string, log *slog.Logger) *streamer {
 	st := &streamer{client: c, topic: topic, id: id, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go st.run()
 	return st

@@ -91,17 +91,7 @@ func TestGenerateZeroAllocs(t *testing.T) {
 
 // OnProgress is called after every prompt batch and every generated token.
 func TestGenerateReportsProgress(t *testing.T) {
-	m, err := Load("../testdata/models/tiny-q8_0.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewState(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	g := NewGenerator(s, m.Tokenizer)
+	_, s, g := newTestState(t, "tiny-q8_0.gguf")
 	prompt := make([]int32, 2*s.MaxBatch()+5) // three batches
 	for i := range prompt {
 		prompt[i] = int32(3 + i%100)
@@ -120,17 +110,7 @@ func TestGenerateReportsProgress(t *testing.T) {
 // A grammar makes the output one JSON value, closed within MaxTokens, and
 // constrained generation allocates nothing per token once warm.
 func TestGenerateWithGrammar(t *testing.T) {
-	m, err := Load("../testdata/models/tiny-q8_0.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewState(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	g := NewGenerator(s, m.Tokenizer)
+	m, _, g := newTestState(t, "tiny-q8_0.gguf")
 	gr, err := grammar.CompileSchema([]byte(`{"type":"object","properties":{"on":{"type":"boolean"},"room":{"enum":["kitchen","hall"]}},"required":["on","room"],"additionalProperties":false}`), grammar.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,17 +147,7 @@ func TestGenerateWithGrammar(t *testing.T) {
 // With GrammarStart the output is free until the value begins, then
 // constrained: here the value begins right after the first token.
 func TestGenerateGrammarStartsLate(t *testing.T) {
-	m, err := Load("../testdata/models/tiny-q8_0.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewState(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	g := NewGenerator(s, m.Tokenizer)
+	m, _, g := newTestState(t, "tiny-q8_0.gguf")
 	prompt, _ := m.Tokenizer.Encode("Go:", true)
 	for seed := range uint64(5) {
 		p := sampler.DefaultParams()

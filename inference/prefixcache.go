@@ -87,12 +87,13 @@ func (c *PrefixCache) evict() {
 }
 
 // Restore finds the kept prompt sharing the longest prefix with prompt and,
-// when that prefix is longer than have (the tokens already in s), copies its
-// KV cache into s and returns the prefix's tokens; the caller then passes
-// them to Generator.Adopt. It returns nil when nothing better is kept.
-func (c *PrefixCache) Restore(s *State, prompt []int32, have int) []int32 {
+// when that prefix is longer than the one prompt shares with current (the
+// tokens already in s, see Generator.Tokens), copies its KV cache into s and
+// returns the prefix's tokens; the caller then passes them to
+// Generator.Adopt. It returns nil when nothing better is kept.
+func (c *PrefixCache) Restore(s *State, prompt, current []int32) []int32 {
 	var best *prefixItem
-	bestLen := have
+	bestLen := commonPrefix(current, prompt)
 	for _, it := range c.items {
 		if p := commonPrefix(it.tokens, prompt); p > bestLen {
 			best, bestLen = it, p

@@ -50,10 +50,9 @@ func (s *State) SaveCache(path string, tokens []int32) (err error) {
 	}
 	dir := filepath.Dir(path)
 	// Temporary files of saves that were killed (one writer per file).
-	if stale, _ := filepath.Glob(filepath.Join(dir, filepath.Base(path)+".tmp-*")); len(stale) > 0 {
-		for _, f := range stale {
-			os.Remove(f)
-		}
+	stale, _ := filepath.Glob(filepath.Join(dir, filepath.Base(path)+".tmp-*"))
+	for _, f := range stale {
+		os.Remove(f)
 	}
 	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
 	if err != nil {

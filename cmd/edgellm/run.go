@@ -216,11 +216,7 @@ func runGrammar(asJSON bool, schemaFile, toolsFile string) (*grammar.Grammar, []
 			tools = append(tools, chat.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 			gt[i] = grammar.Tool{Name: t.Name, Parameters: t.Parameters}
 		}
-		schema, err := grammar.ToolCallSchema(gt)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--tools %s: %w", toolsFile, err)
-		}
-		g, err := grammar.CompileSchema(schema, grammar.Options{})
+		g, err := grammar.CompileToolCall(gt, grammar.Options{})
 		if err != nil {
 			return nil, nil, fmt.Errorf("--tools %s: %w", toolsFile, err)
 		}
