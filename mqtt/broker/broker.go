@@ -199,6 +199,10 @@ func (b *Broker) Close() error {
 	return err
 }
 
+// Done is closed once the broker has stopped: its listener is closed and
+// its clients are cut off, whether by Close or by Start's context.
+func (b *Broker) Done() <-chan struct{} { return b.stopped }
+
 // authHook checks connections against the password file (or lets everyone
 // in when there is none) and allows every topic to connected clients.
 type authHook struct {

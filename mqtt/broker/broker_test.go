@@ -558,6 +558,11 @@ func TestContextStopsBroker(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("client still connected after the context was cancelled")
 	}
+	select {
+	case <-b.Done():
+	case <-time.After(guard):
+		t.Fatal("Done not closed after the context was cancelled")
+	}
 	if _, err := net.DialTimeout("tcp", b.Addr(), time.Second); err == nil {
 		t.Fatal("broker still listening after the context was cancelled")
 	}
