@@ -140,3 +140,26 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestConformanceAfterSplitText encodes every case again, each right after a
+// text that DeepSeek splits into many user-defined tokens, so the partition
+// buffers the tokenizer reuses between calls are full of fragments. The ids
+// must not change. "û0ÿ" is the fuzzer's find: the reference gives
+// [100008 15 100005] ("û", "0", "ÿ" are user-defined tokens but for "0").
+func TestConformanceAfterSplitText(t *testing.T) {
+	tok := loadVocab(t, "deepseek-llm")
+	cases := append(loadCases(t, "deepseek-llm"), testCase{text: "û0ÿ", ids: []int32{100008, 15, 100005}})
+	const split = "ûaÿbûcÿdûeÿ ø ö ú õ ÷ û ý À ù Á þ ü"
+	for i, c := range cases {
+		if _, err := tok.Encode(split, false); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tok.Encode(c.text, false)
+		if err != nil {
+			t.Fatalf("case %d %q: %v", i, c.text, err)
+		}
+		if !slices.Equal(got, c.ids) {
+			t.Errorf("case %d %q after %q:\n got  %v\n want %v", i, c.text, split, got, c.ids)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func (t *Tokenizer) partition(text string, parseSpecial bool, sc *scratch) []fra
 				next = append(next, fragment{tok: -1, start: pos, end: end})
 			}
 		}
-		frags, next = append(frags[:0], next...), frags
+		frags, next = next, frags // swap the two buffers; they never share an array
 	}
 	sc.frags, sc.frags2 = frags, next
 	return frags
