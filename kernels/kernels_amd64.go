@@ -15,8 +15,9 @@ import (
 //	hasAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
 //	VPDPBUSD and VPDPWSSD for the integer products (the …VNNI kernels, on
 //	256-bit registers), Q6_K on 512-bit registers (the …AVX512 kernels; for
-//	the other types 512-bit registers measured no faster), and the kernels
-//	that multiply four rows or four activations at once.
+//	the other one-row dots 512-bit registers measured no faster), and the
+//	kernels that multiply several rows (on 512-bit registers) or four
+//	activations at once.
 //
 // GODEBUG=cpu.avx512vnni=off (or cpu.avx512f=off) or cpu.avx2=off selects the
 // narrower paths, for tests and comparisons.
@@ -405,11 +406,19 @@ func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride
 // matVecAccel computes out[r] = DotRow(t, row r of w, a) for the first rows of
 // out that a kernel working on four rows at once can do, and returns how many
 // it did (a multiple of four, 0 when there is no such kernel for t on this
-// CPU). The rows of w are rowBytes apart. It exists for Q4_0, whose one-row
-// dot is a single chain of fused multiply-adds: four rows run four chains side
-// by side.
+// CPU). The rows of w are rowBytes apart. Four rows share each 512-bit
+// instruction, and the activation is loaded once for them.
 func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
-	if !hasAVX512 || t != Q4_0 {
+	if !hasAVX512 {
+		return 0
+	}
+	var k rows4Kernel
+	switch t {
+	case Q4_0:
+		k = dotQ4_0Rows4AVX512
+	case Q8_0:
+		k = dotQ8_0Rows4AVX512
+	default:
 		return 0
 	}
 	nb := a.N / QK
@@ -418,19 +427,40 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 		return 0
 	}
 	qs, d := a.Qs[:nb*QK], a.D[:nb]
-	_ = w[(rows-1)*rowBytes+nb*q4_0Bytes-1]
-	for r := 0; r < rows; r += 4 {
-		dotQ4_0Rows4VNNI(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[4]float32)(out[r:]))
+	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
+	r := 0
+	if t == Q4_0 {
+		for ; r+8 <= rows; r += 8 {
+			dotQ4_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]))
+		}
+	}
+	for ; r < rows; r += 4 {
+		k(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[4]float32)(out[r:]))
 	}
 	return rows
 }
 
-// dotQ4_0Rows4VNNI sets out[k] to dotQ4_0Generic of the row of nb blocks at
-// w + k·rowBytes with the activation quants qs and scales d, with
-// AVX512-VNNI.
+// rows4Kernel is the signature of the kernels that set out[k] to the dot of
+// the row of nb blocks at w + k·rowBytes (k < 4) with the activation quants
+// qs and scales d.
+type rows4Kernel func(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
+
+// dotQ4_0Rows4AVX512 is a rows4Kernel giving dotQ4_0Generic's results, with
+// AVX-512 (F, BW, VL) and VNNI.
 //
 //go:noescape
-func dotQ4_0Rows4VNNI(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
+func dotQ4_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
+
+// dotQ4_0Rows8AVX512 is dotQ4_0Rows4AVX512 for eight rows.
+//
+//go:noescape
+func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
+
+// dotQ8_0Rows4AVX512 is a rows4Kernel giving dotQ8_0Generic's results, with
+// AVX-512 (F, BW, VL) and VNNI.
+//
+//go:noescape
+func dotQ8_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
 
 // dotQ4_0Acts4VNNI sets out[b] to dotQ4_0Generic of the nb blocks at w with
 // activation b of p, with AVX512-VNNI.
