@@ -10,3 +10,6 @@ func dotRowActsAccel(Type, []byte, []Activation, []float32, int) bool { return f
 
 // matVecAccel computes no rows; MatVec does them all.
 func matVecAccel(Type, []byte, int, *Activation, []float32) int { return 0 }
+
+// rowsActsAccel computes no rows; MatMul goes row by row.
+func rowsActsAccel(Type, []byte, int, int, []Activation, []float32, int) int { return 0 }

@@ -440,6 +440,62 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 	return rows
 }
 
+// rowsActsAccel sets out[b·stride + k] to DotRow(t, row k of w, &acts[b])
+// for the first rows k (rowBytes apart in w, rows of them) and the four
+// activations of acts, with a kernel that computes the products of four rows
+// and four activations at once, and returns the number of rows it did: a
+// multiple of four, 0 when there is no such kernel for t on this CPU or acts
+// does not hold four.
+func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
+	if !hasAVX512 || rows < 4 || len(acts) != 4 || (t != Q4_0 && t != Q8_0) {
+		return 0
+	}
+	n := acts[0].N
+	nb := n / QK
+	if nb == 0 {
+		return 0
+	}
+	var p legacyPtrs4
+	for b := range acts {
+		a := &acts[b]
+		if a.N != n {
+			return 0
+		}
+		qs, d := a.Qs[:nb*QK], a.D[:nb]
+		p.qs[b], p.d[b] = &qs[0], &d[0]
+	}
+	rows &^= 3
+	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
+	_ = out[3*stride+rows-1]
+	var r [16]float32
+	for r0 := 0; r0 < rows; r0 += 4 {
+		if t == Q4_0 {
+			dotQ4_0Rows4Acts4AVX512(&w[r0*rowBytes], rowBytes, &p, nb, &r)
+		} else {
+			dotQ8_0Rows4Acts4AVX512(&w[r0*rowBytes], rowBytes, &p, nb, &r)
+		}
+		for k := range 4 {
+			for b := range 4 {
+				out[b*stride+r0+k] = r[4*k+b]
+			}
+		}
+	}
+	return rows
+}
+
+// dotQ4_0Rows4Acts4AVX512 sets out[4k+b] to dotQ4_0Generic of the row of nb
+// blocks at w + k·rowBytes with activation b of p (k, b < 4), with AVX-512
+// (F, BW, VL) and VNNI.
+//
+//go:noescape
+func dotQ4_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[16]float32)
+
+// dotQ8_0Rows4Acts4AVX512 is dotQ4_0Rows4Acts4AVX512 for Q8_0 rows, giving
+// dotQ8_0Generic's results.
+//
+//go:noescape
+func dotQ8_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[16]float32)
+
 // rows4Kernel is the signature of the kernels that set out[k] to the dot of
 // the row of nb blocks at w + k·rowBytes (k < 4) with the activation quants
 // qs and scales d.

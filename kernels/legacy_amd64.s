@@ -804,3 +804,192 @@ q50acts4Loop:
 	ACTS4_RESULTS
 	VZEROUPPER
 	RET
+
+// Four rows with four activations (prefill), 512-bit tier: a tile of sixteen
+// dot products per call. The activations are given as for dotQ4_0Acts4VNNI
+// (R13 = p; R8 = 4i indexes block i); the weight rows as for the decode
+// kernels (SI, BX = rowBytes, R10 = 3·rowBytes). out[4k+j] = row k · act j.
+
+// Z6 = the four activations' scales of the block (lane elements 0…3) in every
+// 128-bit lane. Clobbers AX.
+#define ACT_SCALES4 \
+	MOVQ        32(R13), AX; \
+	VMOVSS      (AX)(R8*1), X6; \
+	MOVQ        40(R13), AX; \
+	VINSERTPS   $0x10, (AX)(R8*1), X6, X6; \
+	MOVQ        48(R13), AX; \
+	VINSERTPS   $0x20, (AX)(R8*1), X6, X6; \
+	MOVQ        56(R13), AX; \
+	VINSERTPS   $0x30, (AX)(R8*1), X6, X6; \
+	VSHUFF32X4  $0, Z6, Z6, Z6
+
+// With SI = w, BX = rowBytes, R13 = p and CX = nb loaded: R10 = 3·rowBytes,
+// the activation quant pointers of p in DI, R9, R11, R12, and R8 = 0.
+#define TILE_ARGS \
+	LEAQ (BX)(BX*2), R10; \
+	MOVQ 0(R13), DI; \
+	MOVQ 8(R13), R9; \
+	MOVQ 16(R13), R11; \
+	MOVQ 24(R13), R12; \
+	XORQ R8, R8
+
+// Z3, Z4 = the two halves of the quants of the activation at PTR in every
+// 128-bit lane; Z = −8·(their lane sums), then the lanes of
+// the nibbles Z1 (with Z3) and Z2 (with Z4) added: four partial sums of row k
+// in lane k. Needs Z12 = bytes 8, Z11 = 0. Clobbers Z5.
+#define Q4_0_TILE_ACT(PTR, Z) \
+	VBROADCASTI32X4 (PTR)(R8*8), Z3; \
+	VBROADCASTI32X4 16(PTR)(R8*8), Z4; \
+	VPXORD          Z5, Z5, Z5; \
+	VPDPBUSD        Z3, Z12, Z5; \
+	VPDPBUSD        Z4, Z12, Z5; \
+	VPSUBD          Z5, Z11, Z; \
+	VPDPBUSD        Z3, Z1, Z; \
+	VPDPBUSD        Z4, Z2, Z
+
+// func dotQ4_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[16]float32)
+//
+// Lane k of Z15 holds the chains of row k with activations 0…3, each with the
+// operations of dotQ4_0Generic: the four activations' partial sums (Z16…Z19)
+// are added up together into [act 0, 1, 2, 3] per row before the scale.
+TEXT ·dotQ4_0Rows4Acts4AVX512(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), BX
+	MOVQ p+16(FP), R13
+	MOVQ nb+24(FP), CX
+	TILE_ARGS
+	ROW_MASKS4
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z13
+	MOVL         $0x08080808, AX
+	VPBROADCASTD AX, Z12
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z11, Z11, Z11
+
+q40tileLoop:
+	VMOVDQU      2(SI), X1
+	VINSERTI32X4 $1, 2(SI)(BX*1), Z1, Z1
+	VINSERTI32X4 $2, 2(SI)(BX*2), Z1, Z1
+	VINSERTI32X4 $3, 2(SI)(R10*1), Z1, Z1
+	VPSRLW       $4, Z1, Z2
+	VPANDD       Z13, Z1, Z1
+	VPANDD       Z13, Z2, Z2
+	Q4_0_TILE_ACT(DI, Z16)
+	Q4_0_TILE_ACT(R9, Z17)
+	Q4_0_TILE_ACT(R11, Z18)
+	Q4_0_TILE_ACT(R12, Z19)
+	VPUNPCKLQDQ  Z17, Z16, Z7
+	VPUNPCKHQDQ  Z17, Z16, Z8
+	VPADDD       Z8, Z7, Z7
+	VPUNPCKLQDQ  Z19, Z18, Z8
+	VPUNPCKHQDQ  Z19, Z18, Z9
+	VPADDD       Z9, Z8, Z8
+	VSHUFPS      $0x88, Z8, Z7, Z9
+	VSHUFPS      $0xdd, Z8, Z7, Z10
+	VPADDD       Z10, Z9, Z9
+	VCVTDQ2PS    Z9, Z9
+	VPBROADCASTW.Z (SI), K1, Y8
+	VPBROADCASTW (SI)(BX*1), K2, Y8
+	VPBROADCASTW (SI)(BX*2), K3, Y8
+	VPBROADCASTW (SI)(R10*1), K4, Y8
+	VCVTPH2PS    Y8, Z8
+	ACT_SCALES4
+	VMULPS       Z6, Z8, Z8
+	VFMADD231PS  Z9, Z8, Z15
+	ADDQ         $18, SI
+	ADDQ         $4, R8
+	DECQ         CX
+	JNZ          q40tileLoop
+
+	MOVQ    out+32(FP), AX
+	VMOVUPS Z15, (AX)
+	VZEROUPPER
+	RET
+
+// The rows' part of a Q8_0 tile step for activation j: ACC_A (rows 0, 1) and
+// ACC_B (rows 2, 3) += the blocks' scales (Z20, Z21) × the activation's scale
+// at (PTR)(R8*1) × the lanes of the weights Z1, Z2 (made unsigned) with the
+// activation's quants at Q, on top of −128·(their lane sums). Clobbers Z3…Z7,
+// AX.
+#define Q8_0_TILE_ACT(Q, POFF, ACC_A, ACC_B) \
+	VBROADCASTI64X4 Q, Z3; \
+	VPXORD          Z5, Z5, Z5; \
+	VPDPBUSD        Z3, Z13, Z5; \
+	VPSUBD          Z5, Z11, Z5; \
+	MOVQ            POFF(R13), AX; \
+	VMOVDQA64       Z5, Z4; \
+	VPDPBUSD        Z3, Z1, Z4; \
+	VPDPBUSD        Z3, Z2, Z5; \
+	VCVTDQ2PS       Z4, Z4; \
+	VCVTDQ2PS       Z5, Z5; \
+	VMULPS.BCST     (AX)(R8*1), Z20, Z6; \
+	VMULPS.BCST     (AX)(R8*1), Z21, Z7; \
+	VFMADD231PS     Z4, Z6, ACC_A; \
+	VFMADD231PS     Z5, Z7, ACC_B
+
+// Stores hsum8 of the low and high 256-bit halves of Z at off0(AX) and
+// off1(AX). Clobbers Y15, X0, X1.
+#define HSUM8_HALVES(Z, Y, off0, off1) \
+	VMOVAPS       Y, Y15; \
+	HSUM8_Y15; \
+	VMOVSS        X0, off0(AX); \
+	VEXTRACTF64X4 $1, Z, Y15; \
+	HSUM8_Y15; \
+	VMOVSS        X0, off1(AX)
+
+// func dotQ8_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[16]float32)
+//
+// Z22…Z29 are the acc of dotQ8_0Generic for (rows 0, 1) and (rows 2, 3) with
+// activations 0…3, a row per 256-bit half.
+TEXT ·dotQ8_0Rows4Acts4AVX512(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), BX
+	MOVQ p+16(FP), R13
+	MOVQ nb+24(FP), CX
+	TILE_ARGS
+	ROW_MASKS2
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z13
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z22, Z22, Z22
+	VPXORD       Z23, Z23, Z23
+	VPXORD       Z24, Z24, Z24
+	VPXORD       Z25, Z25, Z25
+	VPXORD       Z26, Z26, Z26
+	VPXORD       Z27, Z27, Z27
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+
+q80tileLoop:
+	VMOVDQU        2(SI), Y1
+	VINSERTI64X4   $1, 2(SI)(BX*1), Z1, Z1
+	VMOVDQU        2(SI)(BX*2), Y2
+	VINSERTI64X4   $1, 2(SI)(R10*1), Z2, Z2
+	VPXORD         Z13, Z1, Z1
+	VPXORD         Z13, Z2, Z2
+	VPBROADCASTW.Z (SI), K6, Y20
+	VPBROADCASTW   (SI)(BX*1), K7, Y20
+	VCVTPH2PS      Y20, Z20
+	VPBROADCASTW.Z (SI)(BX*2), K6, Y21
+	VPBROADCASTW   (SI)(R10*1), K7, Y21
+	VCVTPH2PS      Y21, Z21
+	Q8_0_TILE_ACT((DI)(R8*8), 32, Z22, Z23)
+	Q8_0_TILE_ACT((R9)(R8*8), 40, Z24, Z25)
+	Q8_0_TILE_ACT((R11)(R8*8), 48, Z26, Z27)
+	Q8_0_TILE_ACT((R12)(R8*8), 56, Z28, Z29)
+	ADDQ           $34, SI
+	ADDQ           $4, R8
+	DECQ           CX
+	JNZ            q80tileLoop
+
+	MOVQ out+32(FP), AX
+	HSUM8_HALVES(Z22, Y22, 0, 16)
+	HSUM8_HALVES(Z23, Y23, 32, 48)
+	HSUM8_HALVES(Z24, Y24, 4, 20)
+	HSUM8_HALVES(Z25, Y25, 36, 52)
+	HSUM8_HALVES(Z26, Y26, 8, 24)
+	HSUM8_HALVES(Z27, Y27, 40, 56)
+	HSUM8_HALVES(Z28, Y28, 12, 28)
+	HSUM8_HALVES(Z29, Y29, 44, 60)
+	VZEROUPPER
+	RET

@@ -15,6 +15,10 @@ const (
 	// tile's rows; a kernel dotting one row with this many activations at
 	// once can replace the loop in dotRowActs.
 	matMulActGroup = 4
+	// matMulRowGroup is the number of rows that kernels multiplying several
+	// rows with the group of activations at once take; a tile has a multiple
+	// of it (at least one group, even when that exceeds matMulTileBytes).
+	matMulRowGroup = 4
 )
 
 // MatMulJob is the reusable state of Pool.MatMul: one per caller, so that a
@@ -34,13 +38,18 @@ func (j *MatMulJob) Do(lo, hi int) {
 		MatVec(j.t, j.w[lo*j.rowBytes:hi*j.rowBytes], j.rowBytes, &j.acts[0], j.out[lo:hi])
 		return
 	}
-	tile := max(1, matMulTileBytes/j.rowBytes)
+	tile := max(matMulRowGroup, matMulTileBytes/j.rowBytes) &^ (matMulRowGroup - 1)
 	for r0 := lo; r0 < hi; r0 += tile {
 		r1 := min(r0+tile, hi)
 		for b0 := 0; b0 < len(j.acts); b0 += matMulActGroup {
 			acts := j.acts[b0:min(b0+matMulActGroup, len(j.acts))]
-			for r := r0; r < r1; r++ {
+			for r := r0; r < r1; {
+				if k := rowsActsAccel(j.t, j.w[r*j.rowBytes:], j.rowBytes, r1-r, acts, j.out[b0*j.rows+r:], j.rows); k > 0 {
+					r += k
+					continue
+				}
 				dotRowActs(j.t, j.w[r*j.rowBytes:(r+1)*j.rowBytes], acts, j.out[b0*j.rows+r:], j.rows)
+				r++
 			}
 		}
 	}

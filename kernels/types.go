@@ -48,7 +48,9 @@ type typeInfo struct {
 	blockBytes int // bytes per block
 }
 
-var typeInfos = map[Type]typeInfo{
+// typeInfos is indexed by Type (an array, not a map: the kernels' wrappers
+// look block sizes up per call).
+var typeInfos = [...]typeInfo{
 	F32:  {"F32", 1, 4},
 	F16:  {"F16", 1, 2},
 	BF16: {"BF16", 1, 2},
@@ -66,12 +68,20 @@ var typeInfos = map[Type]typeInfo{
 	Q8_K: {"Q8_K", QKK, 4 + QKK + QKK/16*2},
 }
 
+// info returns the layout of t and whether t is known.
+func (t Type) info() (typeInfo, bool) {
+	if uint64(t) >= uint64(len(typeInfos)) || typeInfos[t].name == "" {
+		return typeInfo{}, false
+	}
+	return typeInfos[t], true
+}
+
 // Known reports whether t is a type this package knows the layout of.
-func (t Type) Known() bool { _, ok := typeInfos[t]; return ok }
+func (t Type) Known() bool { _, ok := t.info(); return ok }
 
 // String returns the GGML name of the type, e.g. "Q4_K".
 func (t Type) String() string {
-	if ti, ok := typeInfos[t]; ok {
+	if ti, ok := t.info(); ok {
 		return ti.name
 	}
 	return fmt.Sprintf("type(%d)", uint32(t))
@@ -79,15 +89,15 @@ func (t Type) String() string {
 
 // BlockSize is the number of values one block of t holds (1 for float types).
 // It is 0 for unknown types.
-func (t Type) BlockSize() int { return typeInfos[t].blockSize }
+func (t Type) BlockSize() int { ti, _ := t.info(); return ti.blockSize }
 
 // BlockBytes is the size in bytes of one block of t. It is 0 for unknown types.
-func (t Type) BlockBytes() int { return typeInfos[t].blockBytes }
+func (t Type) BlockBytes() int { ti, _ := t.info(); return ti.blockBytes }
 
 // RowBytes returns the bytes taken by n values of type t, or an error when t is
 // unknown or n is not a whole number of blocks.
 func (t Type) RowBytes(n int) (int, error) {
-	ti, ok := typeInfos[t]
+	ti, ok := t.info()
 	if !ok {
 		return 0, fmt.Errorf("kernels: unknown tensor type %d", uint32(t))
 	}
