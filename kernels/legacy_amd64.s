@@ -393,6 +393,16 @@ qq80Zero:
 	MOVL  $0xf000, AX; \
 	KMOVW AX, K4
 
+// The constants of the 512-bit Q4_0 kernels: Z13 = bytes 0x0f, Z12 = bytes
+// 8, Z11 = 0; and Z15 = 0. Clobbers AX.
+#define Q4_0_CONSTS_512 \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z13; \
+	MOVL         $0x08080808, AX; \
+	VPBROADCASTD AX, Z12; \
+	VPXORD       Z15, Z15, Z15; \
+	VPXORD       Z11, Z11, Z11
+
 // func dotQ4_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
 //
 // Per block: Z1 = the four rows' 16 quant bytes (128-bit lane k = row k), Z2
@@ -411,12 +421,7 @@ TEXT ·dotQ4_0Rows4AVX512(SB), NOSPLIT, $0-48
 	MOVQ nb+32(FP), CX
 	LEAQ (BX)(BX*2), R10
 	ROW_MASKS4
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z13
-	MOVL         $0x08080808, AX
-	VPBROADCASTD AX, Z12
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z11, Z11, Z11
+	Q4_0_CONSTS_512
 
 q40rows4Loop:
 	PREFETCHT0      512(SI)
@@ -485,12 +490,7 @@ TEXT ·dotQ4_0Rows8AVX512(SB), NOSPLIT, $0-48
 	KMOVW AX, K3
 	MOVL  $0x3000, AX
 	KMOVW AX, K4
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z13
-	MOVL         $0x08080808, AX
-	VPBROADCASTD AX, Z12
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z11, Z11, Z11
+	Q4_0_CONSTS_512
 
 q40rows8Loop:
 	PREFETCHT0      512(SI)
@@ -859,12 +859,7 @@ TEXT ·dotQ4_0Rows4Acts4AVX512(SB), NOSPLIT, $0-40
 	MOVQ nb+24(FP), CX
 	TILE_ARGS
 	ROW_MASKS4
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z13
-	MOVL         $0x08080808, AX
-	VPBROADCASTD AX, Z12
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z11, Z11, Z11
+	Q4_0_CONSTS_512
 
 q40tileLoop:
 	VMOVDQU      2(SI), X1
