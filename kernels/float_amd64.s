@@ -239,3 +239,133 @@ f16Done:
 	VMOVSS    X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// The constants of expApprox (math.go), eight copies each: expConsts<>+32·k
+// is constant k of EXP_SIGN … EXP_INF below.
+#define EXP_SIGN expConsts<>+0(SB)
+#define EXP_LO expConsts<>+32(SB)
+#define EXP_HI expConsts<>+64(SB)
+#define EXP_SHIFT expConsts<>+96(SB)
+#define EXP_LOG2E expConsts<>+128(SB)
+#define EXP_LN2HI expConsts<>+160(SB)
+#define EXP_LN2LO expConsts<>+192(SB)
+#define EXP_C0 expConsts<>+224(SB)
+#define EXP_C1 expConsts<>+256(SB)
+#define EXP_C2 expConsts<>+288(SB)
+#define EXP_C3 expConsts<>+320(SB)
+#define EXP_C4 expConsts<>+352(SB)
+#define EXP_C5 expConsts<>+384(SB)
+#define EXP_ONE expConsts<>+416(SB)
+#define EXP_INF expConsts<>+448(SB)
+DATA expConsts<>+0(SB)/8, $0x8000000080000000
+DATA expConsts<>+8(SB)/8, $0x8000000080000000
+DATA expConsts<>+16(SB)/8, $0x8000000080000000
+DATA expConsts<>+24(SB)/8, $0x8000000080000000
+DATA expConsts<>+32(SB)/8, $0xc2ac0000c2ac0000
+DATA expConsts<>+40(SB)/8, $0xc2ac0000c2ac0000
+DATA expConsts<>+48(SB)/8, $0xc2ac0000c2ac0000
+DATA expConsts<>+56(SB)/8, $0xc2ac0000c2ac0000
+DATA expConsts<>+64(SB)/8, $0x42b0000042b00000
+DATA expConsts<>+72(SB)/8, $0x42b0000042b00000
+DATA expConsts<>+80(SB)/8, $0x42b0000042b00000
+DATA expConsts<>+88(SB)/8, $0x42b0000042b00000
+DATA expConsts<>+96(SB)/8, $0x4b4000004b400000
+DATA expConsts<>+104(SB)/8, $0x4b4000004b400000
+DATA expConsts<>+112(SB)/8, $0x4b4000004b400000
+DATA expConsts<>+120(SB)/8, $0x4b4000004b400000
+DATA expConsts<>+128(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+136(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+144(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+152(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+160(SB)/8, $0x3f3180003f318000
+DATA expConsts<>+168(SB)/8, $0x3f3180003f318000
+DATA expConsts<>+176(SB)/8, $0x3f3180003f318000
+DATA expConsts<>+184(SB)/8, $0x3f3180003f318000
+DATA expConsts<>+192(SB)/8, $0xb95e8083b95e8083
+DATA expConsts<>+200(SB)/8, $0xb95e8083b95e8083
+DATA expConsts<>+208(SB)/8, $0xb95e8083b95e8083
+DATA expConsts<>+216(SB)/8, $0xb95e8083b95e8083
+DATA expConsts<>+224(SB)/8, $0x3950696739506967
+DATA expConsts<>+232(SB)/8, $0x3950696739506967
+DATA expConsts<>+240(SB)/8, $0x3950696739506967
+DATA expConsts<>+248(SB)/8, $0x3950696739506967
+DATA expConsts<>+256(SB)/8, $0x3ab743ce3ab743ce
+DATA expConsts<>+264(SB)/8, $0x3ab743ce3ab743ce
+DATA expConsts<>+272(SB)/8, $0x3ab743ce3ab743ce
+DATA expConsts<>+280(SB)/8, $0x3ab743ce3ab743ce
+DATA expConsts<>+288(SB)/8, $0x3c0889083c088908
+DATA expConsts<>+296(SB)/8, $0x3c0889083c088908
+DATA expConsts<>+304(SB)/8, $0x3c0889083c088908
+DATA expConsts<>+312(SB)/8, $0x3c0889083c088908
+DATA expConsts<>+320(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expConsts<>+328(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expConsts<>+336(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expConsts<>+344(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expConsts<>+352(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expConsts<>+360(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expConsts<>+368(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expConsts<>+376(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expConsts<>+384(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+392(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+400(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+408(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+416(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+424(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+432(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+440(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+448(SB)/8, $0x7f8000007f800000
+DATA expConsts<>+456(SB)/8, $0x7f8000007f800000
+DATA expConsts<>+464(SB)/8, $0x7f8000007f800000
+DATA expConsts<>+472(SB)/8, $0x7f8000007f800000
+GLOBL expConsts<>(SB), RODATA|NOPTR, $480
+
+// func swiGLUAVX2(gate, up *float32, n int)
+//
+// gate[i] = SiLU(gate[i])·up[i] for n values (a multiple of 8), eight at a
+// time, with exactly the float32 and integer operations of SiLU and
+// expApprox.
+TEXT ·swiGLUAVX2(SB), NOSPLIT, $0-24
+	MOVQ gate+0(FP), DI
+	MOVQ up+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	VMOVUPS EXP_LO, Y10
+	VMOVUPS EXP_HI, Y11
+	VMOVUPS EXP_SHIFT, Y12
+	VMOVUPS EXP_LOG2E, Y13
+	VMOVUPS EXP_ONE, Y14
+	VMOVUPS EXP_INF, Y15
+
+swigluLoop:
+	VMOVUPS      (DI), Y0
+	VXORPS       EXP_SIGN, Y0, Y1
+	VCMPPS       $0x1e, Y11, Y1, Y6
+	VMAXPS       Y1, Y10, Y1
+	VMOVAPS      Y12, Y2
+	VFMADD231PS  Y13, Y1, Y2
+	VSUBPS       Y12, Y2, Y3
+	VFNMADD231PS EXP_LN2HI, Y3, Y1
+	VFNMADD231PS EXP_LN2LO, Y3, Y1
+	VMULPS       Y1, Y1, Y4
+	VMOVUPS      EXP_C0, Y5
+	VFMADD213PS  EXP_C1, Y1, Y5
+	VFMADD213PS  EXP_C2, Y1, Y5
+	VFMADD213PS  EXP_C3, Y1, Y5
+	VFMADD213PS  EXP_C4, Y1, Y5
+	VFMADD213PS  EXP_C5, Y1, Y5
+	VFMADD213PS  Y1, Y4, Y5
+	VADDPS       Y14, Y5, Y5
+	VPSLLD       $23, Y2, Y2
+	VPADDD       Y2, Y5, Y5
+	VBLENDVPS    Y6, Y15, Y5, Y5
+	VADDPS       Y14, Y5, Y5
+	VDIVPS       Y5, Y0, Y0
+	VMULPS       (SI), Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $32, DI
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          swigluLoop
+
+	VZEROUPPER
+	RET

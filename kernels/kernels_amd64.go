@@ -553,3 +553,21 @@ func dotQ5_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
 //
 //go:noescape
 func dotQ6_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// swiGLUAccel does SwiGLU's work for the first values of gate (a multiple of
+// eight) with AVX2 and returns how many it did.
+func swiGLUAccel(gate, up []float32) int {
+	n := len(gate) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	up = up[:n]
+	swiGLUAVX2(&gate[0], &up[0], n)
+	return n
+}
+
+// swiGLUAVX2 sets gate[i] = SiLU(gate[i])·up[i] for n values, a multiple of
+// eight, with AVX2 and FMA.
+//
+//go:noescape
+func swiGLUAVX2(gate, up *float32, n int)

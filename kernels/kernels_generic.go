@@ -20,3 +20,5 @@ func quantizeQ8_K(x []float32, a *Activation) { quantizeQ8_KGeneric(x, a) }
 func dotF32Slice(a, b []float32) float32                { return dotF32SliceGeneric(a, b) }
 func dotF32F16(a []float32, b []uint16) float32         { return dotF32F16Generic(a, b) }
 func axpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16Generic(y, alpha, x) }
+
+func swiGLUAccel(gate, up []float32) int { return 0 }

@@ -56,17 +56,64 @@ func Softmax(x []float32) {
 }
 
 // SiLU returns x * sigmoid(x), computed as x / (1 + e^-x) in float32 like the
-// reference.
+// reference, with e^-x from expApprox (as the reference's vector code, which
+// also uses a polynomial there, within two units in the last place).
 func SiLU(x float32) float32 {
-	return x / (1 + expf(-x))
+	return x / float32(1+expApprox(-x))
+}
+
+// The constants of expApprox: the clamp, the rounding shift 1.5·2²³, log₂e,
+// ln 2 in two parts (Cody and Waite) and the polynomial for e^r on
+// |r| ≤ ln2/2 (Cephes' expf).
+const (
+	expLo    = -86.0
+	expHi    = 88.0
+	expShift = 12582912.0
+	expLog2e = 1.44269504088896341
+	expLn2Hi = 0.693359375
+	expLn2Lo = -2.12194440e-4
+	expC0    = 1.9875691500e-4
+	expC1    = 1.3981999507e-3
+	expC2    = 8.3334519073e-3
+	expC3    = 4.1665795894e-2
+	expC4    = 1.6666665459e-1
+	expC5    = 5.0000001201e-1
+)
+
+// expApprox returns e^y in float32 within two units in the last place for
+// expLo ≤ y ≤ expHi, e^expLo below that range and +Inf above it: y = n·ln2 + r
+// with n an integer, e^r from a degree-7 polynomial, and 2^n added to the
+// exponent bits. Every step is a float32 operation (fused where written as
+// fma32) or an integer one, which the assembly kernels repeat exactly.
+func expApprox(y float32) float32 {
+	if y > expHi {
+		return float32(math.Inf(1))
+	}
+	if y < expLo {
+		y = expLo
+	}
+	z := fma32(y, expLog2e, expShift) // expShift + n, n = round(y·log₂e)
+	n := z - expShift
+	r := fma32(n, -expLn2Hi, y)
+	r = fma32(n, -expLn2Lo, r)
+	r2 := float32(r * r)
+	p := fma32(expC0, r, expC1)
+	p = fma32(p, r, expC2)
+	p = fma32(p, r, expC3)
+	p = fma32(p, r, expC4)
+	p = fma32(p, r, expC5)
+	p = fma32(p, r2, r)
+	p = float32(p + 1)
+	return math.Float32frombits(math.Float32bits(p) + math.Float32bits(z)<<23)
 }
 
 // SwiGLU sets gate[i] = SiLU(gate[i]) * up[i] for i < len(gate). up must be at
 // least as long as gate.
 func SwiGLU(gate, up []float32) {
 	up = up[:len(gate)]
-	for i, g := range gate {
-		gate[i] = SiLU(g) * up[i]
+	done := swiGLUAccel(gate, up)
+	for i, g := range gate[done:] {
+		gate[done+i] = float32(SiLU(g) * up[done+i])
 	}
 }
 

@@ -387,3 +387,32 @@ func TestRopeTableScaling(t *testing.T) {
 		}
 	}
 }
+
+// TestExpApprox checks expApprox against the float64 exponential over its
+// whole range, in steps finer than the polynomial's interval: at most two
+// units in the last place, +Inf above the range and e^expLo below it.
+func TestExpApprox(t *testing.T) {
+	worst := 0.0
+	for y := float32(expLo); y <= expHi; y += 1.0 / 1024 {
+		for _, v := range []float32{y, min(math.Nextafter32(y, 100), expHi)} {
+			got, want := float64(expApprox(v)), math.Exp(float64(v))
+			ulp := float64(math.Nextafter32(float32(want), float32(math.Inf(1))) - float32(want))
+			if e := math.Abs(got-want) / ulp; e > worst {
+				worst = e
+			}
+		}
+	}
+	if worst > 2 {
+		t.Errorf("expApprox: worst error %.2f ulp, want at most 2", worst)
+	}
+	t.Logf("expApprox: worst error %.2f ulp", worst)
+	if v := expApprox(89); !math.IsInf(float64(v), 1) {
+		t.Errorf("expApprox(89) = %v, want +Inf", v)
+	}
+	if v, want := expApprox(-1000), expApprox(expLo); v != want {
+		t.Errorf("expApprox(-1000) = %v, want e^expLo = %v", v, want)
+	}
+	if v := expApprox(float32(math.NaN())); !math.IsNaN(float64(v)) {
+		t.Errorf("expApprox(NaN) = %v", v)
+	}
+}

@@ -437,6 +437,38 @@ func TestTwinFloatVectors(t *testing.T) {
 	}
 }
 
+// TestTwinSwiGLU compares SwiGLU (whose vector kernel does the multiples of
+// eight) with SiLU value by value, on gates of every scale, the edges of
+// expApprox's range, infinities and NaN.
+func TestTwinSwiGLU(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	inf := float32(math.Inf(1))
+	edges := []float32{0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, 85.9, 86, 86.1, -87.9, -88, -88.1, -89, 89, 1000, -1000,
+		inf, -inf, float32(math.NaN()), 0.34657359, -0.34657359, 3.4e38, -3.4e38}
+	for i, n := range twinFloatLengths() {
+		gate := randNormal32(r, n, []float64{1, 10, 60}[i%3])
+		copy(gate[i%max(n, 1):], edges)
+		up := twinFloats(r, n, i/3)
+		for _, off := range twinOffsets(i)[:3] {
+			want := make([]float32, n)
+			for j, g := range gate {
+				want[j] = float32(SiLU(g) * up[j])
+			}
+			got := guarded(gate, off%8, guardD)
+			copy(got, gate)
+			SwiGLU(got, atOffset(up, (off+5)%8))
+			for j := range want {
+				if !sameBits(got[j], want[j]) {
+					t.Fatalf("SwiGLU n=%d offset=%d: gate[%d] (%v) = %v, twin %v", n, off, j, gate[j], got[j], want[j])
+				}
+			}
+			if err := checkGuard(got, guardD, "gate"); err != nil {
+				t.Fatalf("SwiGLU n=%d offset=%d: %v", n, off, err)
+			}
+		}
+	}
+}
+
 // TestTwinDotRowActs checks the products of one row with a group of
 // activations (the prefill seam, which kernels may serve for several
 // activations at once) against the twin of each single dot.
