@@ -988,3 +988,105 @@ q80tileLoop:
 	HSUM8_HALVES(Z29, Y29, 44, 60)
 	VZEROUPPER
 	RET
+
+// The Q8_0 tile for eight rows: rows 2p and 2p+1 of the weights in W (Z1, Z2,
+// Z7, Z8 for p = 0…3), their scales in S (Z9, Z10, Z12, Z14); ACC += S × the
+// activation's scale (Z0) × the lanes of W with the activation quants in Z3
+// on top of the correction in Z5. Clobbers Z4, Z6.
+#define Q8_0_TILE8_PAIR(W, S, ACC) \
+	VMOVDQA64   Z5, Z4; \
+	VPDPBUSD    Z3, W, Z4; \
+	VCVTDQ2PS   Z4, Z4; \
+	VMULPS      Z0, S, Z6; \
+	VFMADD231PS Z4, Z6, ACC
+
+// Activation j of a Q8_0 tile of eight rows: its quants at Q, its scale
+// pointer at POFF(R13); A0…A3 the accumulators of the four row pairs.
+#define Q8_0_TILE8_ACT(Q, POFF, A0, A1, A2, A3) \
+	VBROADCASTI64X4 Q, Z3; \
+	VPXORD          Z5, Z5, Z5; \
+	VPDPBUSD        Z3, Z13, Z5; \
+	VPSUBD          Z5, Z11, Z5; \
+	MOVQ            POFF(R13), AX; \
+	VBROADCASTSS    (AX)(R8*1), Z0; \
+	Q8_0_TILE8_PAIR(Z1, Z9, A0); \
+	Q8_0_TILE8_PAIR(Z2, Z10, A1); \
+	Q8_0_TILE8_PAIR(Z7, Z12, A2); \
+	Q8_0_TILE8_PAIR(Z8, Z14, A3)
+
+// W = the 32 quants at Q0 and Q1 of a pair of rows made unsigned (XOR 0x80,
+// Z13), S = their scales at D0 and D1 (eight lanes each) as float32.
+#define Q8_0_ROW_PAIR(D0, Q0, D1, Q1, W, WY, S, SY) \
+	VMOVDQU        Q0, WY; \
+	VINSERTI64X4   $1, Q1, W, W; \
+	VPXORD         Z13, W, W; \
+	VPBROADCASTW.Z D0, K6, SY; \
+	VPBROADCASTW   D1, K7, SY; \
+	VCVTPH2PS      SY, S
+
+// func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
+//
+// dotQ8_0Rows4Acts4AVX512 for eight rows (DX = the fifth row): Z16…Z31 are
+// the acc of (row pair p, activation j) in Z16+4j+p. out[4k+j] = row k · act j.
+TEXT ·dotQ8_0Rows8Acts4AVX512(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), BX
+	MOVQ p+16(FP), R13
+	MOVQ nb+24(FP), CX
+	TILE_ARGS
+	LEAQ (SI)(BX*4), DX
+	ROW_MASKS2
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z13
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z18, Z18, Z18
+	VPXORD       Z19, Z19, Z19
+	VPXORD       Z20, Z20, Z20
+	VPXORD       Z21, Z21, Z21
+	VPXORD       Z22, Z22, Z22
+	VPXORD       Z23, Z23, Z23
+	VPXORD       Z24, Z24, Z24
+	VPXORD       Z25, Z25, Z25
+	VPXORD       Z26, Z26, Z26
+	VPXORD       Z27, Z27, Z27
+	VPXORD       Z28, Z28, Z28
+	VPXORD       Z29, Z29, Z29
+	VPXORD       Z30, Z30, Z30
+	VPXORD       Z31, Z31, Z31
+
+q80tile8Loop:
+	Q8_0_ROW_PAIR((SI), 2(SI), (SI)(BX*1), 2(SI)(BX*1), Z1, Y1, Z9, Y9)
+	Q8_0_ROW_PAIR((SI)(BX*2), 2(SI)(BX*2), (SI)(R10*1), 2(SI)(R10*1), Z2, Y2, Z10, Y10)
+	Q8_0_ROW_PAIR((DX), 2(DX), (DX)(BX*1), 2(DX)(BX*1), Z7, Y7, Z12, Y12)
+	Q8_0_ROW_PAIR((DX)(BX*2), 2(DX)(BX*2), (DX)(R10*1), 2(DX)(R10*1), Z8, Y8, Z14, Y14)
+	Q8_0_TILE8_ACT((DI)(R8*8), 32, Z16, Z17, Z18, Z19)
+	Q8_0_TILE8_ACT((R9)(R8*8), 40, Z20, Z21, Z22, Z23)
+	Q8_0_TILE8_ACT((R11)(R8*8), 48, Z24, Z25, Z26, Z27)
+	Q8_0_TILE8_ACT((R12)(R8*8), 56, Z28, Z29, Z30, Z31)
+	ADDQ $34, SI
+	ADDQ $34, DX
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q80tile8Loop
+
+	MOVQ out+32(FP), AX
+	HSUM8_HALVES(Z16, Y16, 0, 16)
+	HSUM8_HALVES(Z17, Y17, 32, 48)
+	HSUM8_HALVES(Z18, Y18, 64, 80)
+	HSUM8_HALVES(Z19, Y19, 96, 112)
+	HSUM8_HALVES(Z20, Y20, 4, 20)
+	HSUM8_HALVES(Z21, Y21, 36, 52)
+	HSUM8_HALVES(Z22, Y22, 68, 84)
+	HSUM8_HALVES(Z23, Y23, 100, 116)
+	HSUM8_HALVES(Z24, Y24, 8, 24)
+	HSUM8_HALVES(Z25, Y25, 40, 56)
+	HSUM8_HALVES(Z26, Y26, 72, 88)
+	HSUM8_HALVES(Z27, Y27, 104, 120)
+	HSUM8_HALVES(Z28, Y28, 12, 28)
+	HSUM8_HALVES(Z29, Y29, 44, 60)
+	HSUM8_HALVES(Z30, Y30, 76, 92)
+	HSUM8_HALVES(Z31, Y31, 108, 124)
+	VZEROUPPER
+	RET

@@ -18,7 +18,7 @@ const (
 	// matMulRowGroup is the number of rows that kernels multiplying several
 	// rows with the group of activations at once take; a tile has a multiple
 	// of it (at least one group, even when that exceeds matMulTileBytes).
-	matMulRowGroup = 4
+	matMulRowGroup = 8
 )
 
 // MatMulJob is the reusable state of Pool.MatMul: one per caller, so that a
