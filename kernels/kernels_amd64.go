@@ -468,10 +468,14 @@ func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out 
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
 	_ = out[3*stride+rows-1]
 	r0 := 0
-	if t == Q8_0 {
+	if rows >= 8 {
+		k8 := dotQ8_0Rows8Acts4AVX512
+		if t == Q4_0 {
+			k8 = dotQ4_0Rows8Acts4AVX512
+		}
 		var r [32]float32
 		for ; r0+8 <= rows; r0 += 8 {
-			dotQ8_0Rows8Acts4AVX512(&w[r0*rowBytes], rowBytes, &p, nb, &r)
+			k8(&w[r0*rowBytes], rowBytes, &p, nb, &r)
 			for k := range 8 {
 				for b := range 4 {
 					out[b*stride+r0+k] = r[4*k+b]
@@ -507,6 +511,12 @@ func dotQ4_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 //
 //go:noescape
 func dotQ8_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[16]float32)
+
+// dotQ4_0Rows8Acts4AVX512 is dotQ4_0Rows4Acts4AVX512 for eight rows (out[4k+b]
+// for k < 8).
+//
+//go:noescape
+func dotQ4_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
 
 // dotQ8_0Rows8Acts4AVX512 is dotQ8_0Rows4Acts4AVX512 for eight rows (out[4k+b]
 // for k < 8).

@@ -847,6 +847,42 @@ q50acts4Loop:
 	VPDPBUSD        Z3, Z1, Z; \
 	VPDPBUSD        Z4, Z2, Z
 
+// ZLO, ZHI = the low and high nibbles of the Q4_0 blocks at B, B+BX, B+2BX,
+// B+R10 (128-bit lane k = row k; XLO is ZLO's low quarter). Needs Z13 = bytes
+// 0x0f.
+#define Q4_0_NIBBLES4(B, ZLO, XLO, ZHI) \
+	VMOVDQU      2(B), XLO; \
+	VINSERTI32X4 $1, 2(B)(BX*1), ZLO, ZLO; \
+	VINSERTI32X4 $2, 2(B)(BX*2), ZLO, ZLO; \
+	VINSERTI32X4 $3, 2(B)(R10*1), ZLO, ZLO; \
+	VPSRLW       $4, ZLO, ZHI; \
+	VPANDD       Z13, ZLO, ZLO; \
+	VPANDD       Z13, ZHI, ZHI
+
+// DST = float32 of [Σ A0, Σ A1, Σ A2, Σ A3] in every 128-bit lane, each sum
+// over the four int32 of that lane of its register (exact). Clobbers Z26…Z28.
+#define REDUCE_ACTS4(A0, A1, A2, A3, DST) \
+	VPUNPCKLQDQ A1, A0, Z26; \
+	VPUNPCKHQDQ A1, A0, Z27; \
+	VPADDD      Z27, Z26, Z26; \
+	VPUNPCKLQDQ A3, A2, Z27; \
+	VPUNPCKHQDQ A3, A2, Z28; \
+	VPADDD      Z28, Z27, Z27; \
+	VSHUFPS     $0x88, Z27, Z26, DST; \
+	VSHUFPS     $0xdd, Z27, Z26, Z28; \
+	VPADDD      Z28, DST, DST; \
+	VCVTDQ2PS   DST, DST
+
+// SZ = the fp16 scales of the blocks at B, B+BX, B+2BX, B+R10 as float32,
+// four copies each (128-bit lane k = row k; SY is SZ's low half). Needs
+// ROW_MASKS4.
+#define ROW_SCALES4(B, SY, SZ) \
+	VPBROADCASTW.Z (B), K1, SY; \
+	VPBROADCASTW   (B)(BX*1), K2, SY; \
+	VPBROADCASTW   (B)(BX*2), K3, SY; \
+	VPBROADCASTW   (B)(R10*1), K4, SY; \
+	VCVTPH2PS      SY, SZ
+
 // func dotQ4_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[16]float32)
 //
 // Lane k of Z15 holds the chains of row k with activations 0…3, each with the
@@ -862,32 +898,13 @@ TEXT ·dotQ4_0Rows4Acts4AVX512(SB), NOSPLIT, $0-40
 	Q4_0_CONSTS_512
 
 q40tileLoop:
-	VMOVDQU      2(SI), X1
-	VINSERTI32X4 $1, 2(SI)(BX*1), Z1, Z1
-	VINSERTI32X4 $2, 2(SI)(BX*2), Z1, Z1
-	VINSERTI32X4 $3, 2(SI)(R10*1), Z1, Z1
-	VPSRLW       $4, Z1, Z2
-	VPANDD       Z13, Z1, Z1
-	VPANDD       Z13, Z2, Z2
+	Q4_0_NIBBLES4(SI, Z1, X1, Z2)
 	Q4_0_TILE_ACT(DI, Z16)
 	Q4_0_TILE_ACT(R9, Z17)
 	Q4_0_TILE_ACT(R11, Z18)
 	Q4_0_TILE_ACT(R12, Z19)
-	VPUNPCKLQDQ  Z17, Z16, Z7
-	VPUNPCKHQDQ  Z17, Z16, Z8
-	VPADDD       Z8, Z7, Z7
-	VPUNPCKLQDQ  Z19, Z18, Z8
-	VPUNPCKHQDQ  Z19, Z18, Z9
-	VPADDD       Z9, Z8, Z8
-	VSHUFPS      $0x88, Z8, Z7, Z9
-	VSHUFPS      $0xdd, Z8, Z7, Z10
-	VPADDD       Z10, Z9, Z9
-	VCVTDQ2PS    Z9, Z9
-	VPBROADCASTW.Z (SI), K1, Y8
-	VPBROADCASTW (SI)(BX*1), K2, Y8
-	VPBROADCASTW (SI)(BX*2), K3, Y8
-	VPBROADCASTW (SI)(R10*1), K4, Y8
-	VCVTPH2PS    Y8, Z8
+	REDUCE_ACTS4(Z16, Z17, Z18, Z19, Z9)
+	ROW_SCALES4(SI, Y8, Z8)
 	ACT_SCALES4
 	VMULPS       Z6, Z8, Z8
 	VFMADD231PS  Z9, Z8, Z15
@@ -898,6 +915,66 @@ q40tileLoop:
 
 	MOVQ    out+32(FP), AX
 	VMOVUPS Z15, (AX)
+	VZEROUPPER
+	RET
+
+// Z3, Z4 = the two halves of the quants of the activation at PTR in every
+// 128-bit lane, Z5 = −8·(their lane sums); ZA, ZB = Z5 plus the lanes of the
+// nibbles of rows 0…3 (Z1, Z2) and rows 4…7 (Z7, Z8) with them.
+#define Q4_0_TILE8_ACT(PTR, ZA, ZB) \
+	VBROADCASTI32X4 (PTR)(R8*8), Z3; \
+	VBROADCASTI32X4 16(PTR)(R8*8), Z4; \
+	VPXORD          Z5, Z5, Z5; \
+	VPDPBUSD        Z3, Z12, Z5; \
+	VPDPBUSD        Z4, Z12, Z5; \
+	VPSUBD          Z5, Z11, Z5; \
+	VMOVDQA64       Z5, ZA; \
+	VPDPBUSD        Z3, Z1, ZA; \
+	VPDPBUSD        Z4, Z2, ZA; \
+	VMOVDQA64       Z5, ZB; \
+	VPDPBUSD        Z3, Z7, ZB; \
+	VPDPBUSD        Z4, Z8, ZB
+
+// func dotQ4_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
+//
+// dotQ4_0Rows4Acts4AVX512 for eight rows (DX = the fifth row): Z15 holds the
+// chains of rows 0…3, Z14 those of rows 4…7. out[4k+j] = row k · act j.
+TEXT ·dotQ4_0Rows8Acts4AVX512(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), BX
+	MOVQ p+16(FP), R13
+	MOVQ nb+24(FP), CX
+	TILE_ARGS
+	LEAQ (SI)(BX*4), DX
+	ROW_MASKS4
+	Q4_0_CONSTS_512
+	VPXORD Z14, Z14, Z14
+
+q40tile8Loop:
+	Q4_0_NIBBLES4(SI, Z1, X1, Z2)
+	Q4_0_NIBBLES4(DX, Z7, X7, Z8)
+	Q4_0_TILE8_ACT(DI, Z16, Z20)
+	Q4_0_TILE8_ACT(R9, Z17, Z21)
+	Q4_0_TILE8_ACT(R11, Z18, Z22)
+	Q4_0_TILE8_ACT(R12, Z19, Z23)
+	REDUCE_ACTS4(Z16, Z17, Z18, Z19, Z9)
+	REDUCE_ACTS4(Z20, Z21, Z22, Z23, Z24)
+	ROW_SCALES4(SI, Y8, Z8)
+	ROW_SCALES4(DX, Y25, Z25)
+	ACT_SCALES4
+	VMULPS       Z6, Z8, Z8
+	VMULPS       Z6, Z25, Z25
+	VFMADD231PS  Z9, Z8, Z15
+	VFMADD231PS  Z24, Z25, Z14
+	ADDQ         $18, SI
+	ADDQ         $18, DX
+	ADDQ         $4, R8
+	DECQ         CX
+	JNZ          q40tile8Loop
+
+	MOVQ    out+32(FP), AX
+	VMOVUPS Z15, (AX)
+	VMOVUPS Z14, 64(AX)
 	VZEROUPPER
 	RET
 
