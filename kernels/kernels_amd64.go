@@ -469,13 +469,15 @@ func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out 
 	_ = out[3*stride+rows-1]
 	r0 := 0
 	if rows >= 8 {
-		k8 := dotQ8_0Rows8Acts4AVX512
-		if t == Q4_0 {
-			k8 = dotQ4_0Rows8Acts4AVX512
-		}
+		// Direct calls, not a function value: through one, p and r would
+		// escape to the heap.
 		var r [32]float32
 		for ; r0+8 <= rows; r0 += 8 {
-			k8(&w[r0*rowBytes], rowBytes, &p, nb, &r)
+			if t == Q4_0 {
+				dotQ4_0Rows8Acts4AVX512(&w[r0*rowBytes], rowBytes, &p, nb, &r)
+			} else {
+				dotQ8_0Rows8Acts4AVX512(&w[r0*rowBytes], rowBytes, &p, nb, &r)
+			}
 			for k := range 8 {
 				for b := range 4 {
 					out[b*stride+r0+k] = r[4*k+b]

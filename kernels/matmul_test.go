@@ -69,17 +69,20 @@ func TestMatMulMatchesDotRow(t *testing.T) {
 	}
 }
 
-// TestMatMulNoAlloc checks that a product with a reused job allocates nothing.
+// TestMatMulNoAlloc checks that a product with a reused job allocates
+// nothing, for every weight type (whichever kernels serve it).
 func TestMatMulNoAlloc(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	p := NewPool(2)
 	defer p.Close()
-	w, rowBytes := randomMatrix(r, Q4_K, 64, 512)
-	acts := randomActivations(r, Q8_K, 8, 512)
-	out := make([]float32, 8*64)
-	var job MatMulJob
-	if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, Q4_K, w, rowBytes, acts, out) }); a != 0 {
-		t.Fatalf("%v allocations per MatMul", a)
+	for _, typ := range weightTypes {
+		w, rowBytes := randomMatrix(r, typ, 64, 512)
+		acts := randomActivations(r, typ.ActivationKind(), 8, 512)
+		out := make([]float32, 8*64)
+		var job MatMulJob
+		if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, typ, w, rowBytes, acts, out) }); a != 0 {
+			t.Errorf("%v: %v allocations per MatMul", typ, a)
+		}
 	}
 }
 

@@ -1,0 +1,85 @@
+package kernels
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// coverJob records which indices were done, and by how many calls.
+type coverJob struct {
+	hits  []atomic.Int32
+	calls atomic.Int32
+	grain int
+	bad   atomic.Int32 // chunks whose start is not a multiple of grain
+}
+
+func (j *coverJob) Do(lo, hi int) {
+	j.calls.Add(1)
+	if lo%j.grain != 0 {
+		j.bad.Add(1)
+	}
+	for i := lo; i < hi; i++ {
+		j.hits[i].Add(1)
+	}
+}
+
+// TestPoolRunCoversOnce runs many jobs of many sizes back to back, with
+// spinning and with workers that park at once, and checks that every index is
+// done exactly once, in chunks that start on the grain and number at most
+// the pool's threads.
+func TestPoolRunCoversOnce(t *testing.T) {
+	for _, spin := range []time.Duration{poolSpin, 0} {
+		for _, threads := range []int{1, 2, 3, 5} {
+			p := newPool(threads, spin)
+			for n := 0; n < 300; n += 7 {
+				for _, grain := range []int{1, 4, 16} {
+					j := &coverJob{hits: make([]atomic.Int32, n), grain: grain}
+					p.Run(n, grain, j)
+					for i := range j.hits {
+						if h := j.hits[i].Load(); h != 1 {
+							t.Fatalf("spin %d, %d threads, n=%d grain=%d: index %d done %d times", spin, threads, n, grain, i, h)
+						}
+					}
+					if c := int(j.calls.Load()); c > threads || (n > 0 && c == 0) {
+						t.Fatalf("spin %d, %d threads, n=%d: %d chunks", spin, threads, n, c)
+					}
+					if j.bad.Load() != 0 {
+						t.Fatalf("spin %d, %d threads, n=%d grain=%d: a chunk starts off the grain", spin, threads, n, grain)
+					}
+				}
+			}
+			p.Close()
+		}
+	}
+}
+
+// TestPoolCloseStopsWorkers checks that Close ends the worker goroutines,
+// parked or spinning.
+func TestPoolCloseStopsWorkers(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for _, spin := range []time.Duration{poolSpin, 0} {
+		p := newPool(4, spin)
+		p.Run(100, 1, &coverJob{hits: make([]atomic.Int32, 100), grain: 1})
+		p.Close()
+	}
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		if i == 1000 {
+			t.Fatalf("%d goroutines after Close, %d before", runtime.NumGoroutine(), before)
+		}
+		runtime.Gosched()
+	}
+}
+
+// BenchmarkPoolRun is the cost of running a job that does nothing over two
+// threads: what each matrix-vector product of a decode pays on top of its
+// work.
+func BenchmarkPoolRun(b *testing.B) {
+	p := NewPool(2)
+	defer p.Close()
+	j := &coverJob{hits: make([]atomic.Int32, 2), grain: 1}
+	for b.Loop() {
+		p.Run(2, 1, j)
+	}
+}
