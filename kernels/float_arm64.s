@@ -239,3 +239,92 @@ f16wdone:
 	FCVTDS F16, F0
 	FMOVS  F0, ret+24(FP)
 	RET
+
+// ---------------------------------------------------------------------------
+// SwiGLU. The constants of expApprox (math.go), four copies each, in the
+// order of V16…V30 below.
+DATA expConsts<>+0(SB)/8, $0x8000000080000000
+DATA expConsts<>+8(SB)/8, $0x8000000080000000
+DATA expConsts<>+16(SB)/8, $0xc2ac0000c2ac0000
+DATA expConsts<>+24(SB)/8, $0xc2ac0000c2ac0000
+DATA expConsts<>+32(SB)/8, $0x42b0000042b00000
+DATA expConsts<>+40(SB)/8, $0x42b0000042b00000
+DATA expConsts<>+48(SB)/8, $0x4b4000004b400000
+DATA expConsts<>+56(SB)/8, $0x4b4000004b400000
+DATA expConsts<>+64(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+72(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expConsts<>+80(SB)/8, $0x3f3180003f318000
+DATA expConsts<>+88(SB)/8, $0x3f3180003f318000
+DATA expConsts<>+96(SB)/8, $0xb95e8083b95e8083
+DATA expConsts<>+104(SB)/8, $0xb95e8083b95e8083
+DATA expConsts<>+112(SB)/8, $0x3950696739506967
+DATA expConsts<>+120(SB)/8, $0x3950696739506967
+DATA expConsts<>+128(SB)/8, $0x3ab743ce3ab743ce
+DATA expConsts<>+136(SB)/8, $0x3ab743ce3ab743ce
+DATA expConsts<>+144(SB)/8, $0x3c0889083c088908
+DATA expConsts<>+152(SB)/8, $0x3c0889083c088908
+DATA expConsts<>+160(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expConsts<>+168(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expConsts<>+176(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expConsts<>+184(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expConsts<>+192(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+200(SB)/8, $0x3f0000003f000000
+DATA expConsts<>+208(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+216(SB)/8, $0x3f8000003f800000
+DATA expConsts<>+224(SB)/8, $0x7f8000007f800000
+DATA expConsts<>+232(SB)/8, $0x7f8000007f800000
+GLOBL expConsts<>(SB), RODATA|NOPTR, $240
+
+// func swiGLUNEON(gate, up *float32, n int)
+//
+// gate[i] = SiLU(gate[i])·up[i] for n values (a multiple of 4), four at a
+// time, with exactly the float32 and integer operations of SiLU and
+// expApprox. V16 sign bit, V17 expLo, V18 expHi, V19 expShift, V20 log₂e,
+// V21 ln2 high, V22 ln2 low, V23…V28 the polynomial, V29 1, V30 +Inf. The
+// fused multiply-adds add to their destination, so the constant added is
+// copied there first (VORR).
+TEXT ·swiGLUNEON(SB), NOSPLIT, $0-24
+	MOVD gate+0(FP), R0
+	MOVD up+8(FP), R1
+	MOVD n+16(FP), R2
+	LSR  $2, R2, R2
+	MOVD $expConsts<>(SB), R3
+	VLD1.P 64(R3), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R3), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R3), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1   (R3), [V28.S4, V29.S4, V30.S4]
+
+swigluLoop:
+	VLD1   (R0), [V0.S4]
+	VLD1.P 16(R1), [V1.S4]
+	VEOR   V16.B16, V0.B16, V2.B16
+	FCMGT_S(3, 2, 18)
+	FMAX_S(2, 17, 2)
+	VORR   V19.B16, V19.B16, V4.B16
+	FMLA_S(4, 2, 20)
+	FSUB_S(5, 4, 19)
+	FMLS_S(2, 5, 21)
+	FMLS_S(2, 5, 22)
+	FMUL_S(6, 2, 2)
+	VORR   V24.B16, V24.B16, V7.B16
+	FMLA_S(7, 23, 2)
+	VORR   V25.B16, V25.B16, V8.B16
+	FMLA_S(8, 7, 2)
+	VORR   V26.B16, V26.B16, V7.B16
+	FMLA_S(7, 8, 2)
+	VORR   V27.B16, V27.B16, V8.B16
+	FMLA_S(8, 7, 2)
+	VORR   V28.B16, V28.B16, V7.B16
+	FMLA_S(7, 8, 2)
+	FMLA_S(2, 7, 6)
+	FADD_S(2, 2, 29)
+	VSHL   $23, V4.S4, V4.S4
+	VADD   V4.S4, V2.S4, V2.S4
+	VBSL   V2.B16, V30.B16, V3.B16
+	FADD_S(3, 3, 29)
+	FDIV_S(0, 0, 3)
+	FMUL_S(0, 0, 1)
+	VST1.P [V0.S4], 16(R0)
+	SUBS   $1, R2, R2
+	BNE    swigluLoop
+	RET

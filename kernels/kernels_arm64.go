@@ -255,5 +255,20 @@ func axpyF32F16NEON(y *float32, alpha float32, x *uint16, n int)
 //go:noescape
 func dotF16NEON(w *byte, x *float32, n int) float32
 
-// swiGLUAccel leaves SwiGLU to its portable loop on arm64.
-func swiGLUAccel(gate, up []float32) int { return 0 }
+// swiGLUAccel does SwiGLU's work for the first values of gate (a multiple of
+// four) with NEON and returns how many it did.
+func swiGLUAccel(gate, up []float32) int {
+	n := len(gate) &^ 3
+	if n == 0 {
+		return 0
+	}
+	up = up[:n]
+	swiGLUNEON(&gate[0], &up[0], n)
+	return n
+}
+
+// swiGLUNEON sets gate[i] = SiLU(gate[i])·up[i] for n values, a multiple of
+// four, with NEON.
+//
+//go:noescape
+func swiGLUNEON(gate, up *float32, n int)

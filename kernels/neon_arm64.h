@@ -79,6 +79,15 @@
 #define FMAXNMV_S(d, n) WORD $(0x6e30c800 | (n)<<5 | (d))
 #define FMINNMV_S(d, n) WORD $(0x6eb0c800 | (n)<<5 | (d))
 
+// Float32 arithmetic for SwiGLU (swiGLUNEON): d = n − m, n / m, max(n, m)
+// (NaN if either is), all-ones where n > m, d += n·m and d −= n·m (fused).
+#define FSUB_S(d, n, m) WORD $(0x4ea0d400 | (m)<<16 | (n)<<5 | (d))
+#define FDIV_S(d, n, m) WORD $(0x6e20fc00 | (m)<<16 | (n)<<5 | (d))
+#define FMAX_S(d, n, m) WORD $(0x4e20f400 | (m)<<16 | (n)<<5 | (d))
+#define FCMGT_S(d, n, m) WORD $(0x6ea0e400 | (m)<<16 | (n)<<5 | (d))
+#define FMLA_S(d, n, m) WORD $(0x4e20cc00 | (m)<<16 | (n)<<5 | (d))
+#define FMLS_S(d, n, m) WORD $(0x4ea0cc00 | (m)<<16 | (n)<<5 | (d))
+
 // HSUM8 sets Fa to the sum of the eight float32 lanes of Va (lanes 0…3) and
 // Vb (4…7) in the order ((x0+x4)+(x2+x6)) + ((x1+x5)+(x3+x7)), the portable
 // kernels' hsum8. Vb is clobbered.

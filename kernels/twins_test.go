@@ -437,6 +437,10 @@ func TestTwinFloatVectors(t *testing.T) {
 	}
 }
 
+// isNaN32 reports whether v is a NaN (of any payload: which NaN an operation
+// on NaNs gives differs between instruction sets).
+func isNaN32(v float32) bool { return v != v }
+
 // TestTwinSwiGLU compares SwiGLU (whose vector kernel does the multiples of
 // eight) with SiLU value by value, on gates of every scale, the edges of
 // expApprox's range, infinities and NaN.
@@ -458,7 +462,7 @@ func TestTwinSwiGLU(t *testing.T) {
 			copy(got, gate)
 			SwiGLU(got, atOffset(up, (off+5)%8))
 			for j := range want {
-				if !sameBits(got[j], want[j]) {
+				if !sameBits(got[j], want[j]) && !(isNaN32(got[j]) && isNaN32(want[j])) {
 					t.Fatalf("SwiGLU n=%d offset=%d: gate[%d] (%v) = %v, twin %v", n, off, j, gate[j], got[j], want[j])
 				}
 			}
