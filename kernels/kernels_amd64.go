@@ -404,11 +404,17 @@ func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride
 }
 
 // matVecAccel computes out[r] = DotRow(t, row r of w, a) for the first rows of
-// out that a kernel working on four rows at once can do, and returns how many
-// it did (a multiple of four, 0 when there is no such kernel for t on this
-// CPU). The rows of w are rowBytes apart. Four rows share each 512-bit
-// instruction, and the activation is loaded once for them.
+// out that it has a kernel for, and returns how many it did. The rows of w
+// are rowBytes apart. Q4_0 and Q8_0 rows go four or eight at a time to
+// kernels that share each 512-bit instruction between rows and load the
+// activation once for them (a multiple of four rows; 0 without AVX-512);
+// K-quant rows all go straight to their one-row kernel, without DotRow's
+// dispatch and slicing per row (a few percent of a decode).
 func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
+	switch t {
+	case Q4_K, Q5_K, Q6_K:
+		return matVecK(t, w, rowBytes, a, out)
+	}
 	if !hasAVX512 {
 		return 0
 	}
@@ -525,6 +531,30 @@ func dotQ4_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 //
 //go:noescape
 func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
+
+// matVecK is matVecAccel for the K-quant types: every row with the type's
+// one-row kernel (none when the CPU has no kernel for t).
+func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
+	var k kKernel
+	switch t {
+	case Q4_K:
+		k = q4_KKernel
+	case Q5_K:
+		k = q5_KKernel
+	default:
+		k = q6_KKernel
+	}
+	nb := a.N / QKK
+	if k == nil || nb == 0 || len(out) == 0 {
+		return 0
+	}
+	qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
+	_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
+	for r := range out {
+		out[r] = k(&w[r*rowBytes], &qs[0], &d[0], &bsums[0], nb)
+	}
+	return len(out)
+}
 
 // rows4Kernel is the signature of the kernels that set out[k] to the dot of
 // the row of nb blocks at w + k·rowBytes (k < 4) with the activation quants

@@ -70,18 +70,21 @@ func TestMatMulMatchesDotRow(t *testing.T) {
 }
 
 // TestMatMulNoAlloc checks that a product with a reused job allocates
-// nothing, for every weight type (whichever kernels serve it).
+// nothing, for every weight type and for one activation as for a batch
+// (whichever kernels serve them).
 func TestMatMulNoAlloc(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	p := NewPool(2)
 	defer p.Close()
 	for _, typ := range weightTypes {
 		w, rowBytes := randomMatrix(r, typ, 64, 512)
-		acts := randomActivations(r, typ.ActivationKind(), 8, 512)
-		out := make([]float32, 8*64)
-		var job MatMulJob
-		if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, typ, w, rowBytes, acts, out) }); a != 0 {
-			t.Errorf("%v: %v allocations per MatMul", typ, a)
+		for _, b := range []int{1, 8} { // 1: the matrix-vector kernels
+			acts := randomActivations(r, typ.ActivationKind(), b, 512)
+			out := make([]float32, b*64)
+			var job MatMulJob
+			if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, typ, w, rowBytes, acts, out) }); a != 0 {
+				t.Errorf("%v, batch %d: %v allocations per MatMul", typ, b, a)
+			}
 		}
 	}
 }
