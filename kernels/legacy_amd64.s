@@ -477,50 +477,50 @@ q40rows4Loop:
 // One block of dotQ4_0Rows8AVX512 at byte offsets W (weights), A (activation
 // quants) and D (activation scales) from SI/R11, DI and DX.
 #define Q4_0_ROWS8_STEP(W, A, D) \
-	VMOVDQU         W+2(SI), X1 \
-	VINSERTI32X4    $1, W+2(SI)(BX*1), Z1, Z1 \
-	VINSERTI32X4    $2, W+2(SI)(BX*2), Z1, Z1 \
-	VINSERTI32X4    $3, W+2(SI)(R10*1), Z1, Z1 \
-	VMOVDQU         W+2(R11), X2 \
-	VINSERTI32X4    $1, W+2(R11)(BX*1), Z2, Z2 \
-	VINSERTI32X4    $2, W+2(R11)(BX*2), Z2, Z2 \
-	VINSERTI32X4    $3, W+2(R11)(R10*1), Z2, Z2 \
-	VBROADCASTI32X4 A(DI), Z3 \
-	VBROADCASTI32X4 A+16(DI), Z4 \
-	VPXORD          Z6, Z6, Z6 \
-	VPDPBUSD        Z3, Z12, Z6 \
-	VPDPBUSD        Z4, Z12, Z6 \
-	VPSUBD          Z6, Z11, Z6 \
-	VPSRLW          $4, Z1, Z7 \
-	VPANDD          Z13, Z1, Z1 \
-	VPANDD          Z13, Z7, Z7 \
-	VMOVDQA64       Z6, Z5 \
-	VPDPBUSD        Z3, Z1, Z5 \
-	VPDPBUSD        Z4, Z7, Z5 \
-	VPSRLW          $4, Z2, Z8 \
-	VPANDD          Z13, Z2, Z2 \
-	VPANDD          Z13, Z8, Z8 \
-	VMOVDQA64       Z6, Z9 \
-	VPDPBUSD        Z3, Z2, Z9 \
-	VPDPBUSD        Z4, Z8, Z9 \
-	VPUNPCKLQDQ     Z9, Z5, Z7 \
-	VPUNPCKHQDQ     Z9, Z5, Z8 \
-	VPADDD          Z8, Z7, Z7 \
-	VPSHUFD         $0xb1, Z7, Z8 \
-	VPADDD          Z8, Z7, Z7 \
-	VCVTDQ2PS       Z7, Z7 \
-	VPBROADCASTW.Z  W(SI), K1, Y10 \
-	VPBROADCASTW    W(SI)(BX*1), K2, Y10 \
-	VPBROADCASTW    W(SI)(BX*2), K3, Y10 \
-	VPBROADCASTW    W(SI)(R10*1), K4, Y10 \
-	VPBROADCASTW.Z  W(R11), K1, Y14 \
-	VPBROADCASTW    W(R11)(BX*1), K2, Y14 \
-	VPBROADCASTW    W(R11)(BX*2), K3, Y14 \
-	VPBROADCASTW    W(R11)(R10*1), K4, Y14 \
-	VPSLLQ          $32, Y14, Y14 \
-	VPOR            Y14, Y10, Y10 \
-	VCVTPH2PS       Y10, Z10 \
-	VMULPS.BCST     D(DX), Z10, Z10 \
+	VMOVDQU         W+2(SI), X1; \
+	VINSERTI32X4    $1, W+2(SI)(BX*1), Z1, Z1; \
+	VINSERTI32X4    $2, W+2(SI)(BX*2), Z1, Z1; \
+	VINSERTI32X4    $3, W+2(SI)(R10*1), Z1, Z1; \
+	VMOVDQU         W+2(R11), X2; \
+	VINSERTI32X4    $1, W+2(R11)(BX*1), Z2, Z2; \
+	VINSERTI32X4    $2, W+2(R11)(BX*2), Z2, Z2; \
+	VINSERTI32X4    $3, W+2(R11)(R10*1), Z2, Z2; \
+	VBROADCASTI32X4 A(DI), Z3; \
+	VBROADCASTI32X4 A+16(DI), Z4; \
+	VPXORD          Z6, Z6, Z6; \
+	VPDPBUSD        Z3, Z12, Z6; \
+	VPDPBUSD        Z4, Z12, Z6; \
+	VPSUBD          Z6, Z11, Z6; \
+	VPSRLW          $4, Z1, Z7; \
+	VPANDD          Z13, Z1, Z1; \
+	VPANDD          Z13, Z7, Z7; \
+	VMOVDQA64       Z6, Z5; \
+	VPDPBUSD        Z3, Z1, Z5; \
+	VPDPBUSD        Z4, Z7, Z5; \
+	VPSRLW          $4, Z2, Z8; \
+	VPANDD          Z13, Z2, Z2; \
+	VPANDD          Z13, Z8, Z8; \
+	VMOVDQA64       Z6, Z9; \
+	VPDPBUSD        Z3, Z2, Z9; \
+	VPDPBUSD        Z4, Z8, Z9; \
+	VPUNPCKLQDQ     Z9, Z5, Z7; \
+	VPUNPCKHQDQ     Z9, Z5, Z8; \
+	VPADDD          Z8, Z7, Z7; \
+	VPSHUFD         $0xb1, Z7, Z8; \
+	VPADDD          Z8, Z7, Z7; \
+	VCVTDQ2PS       Z7, Z7; \
+	VPBROADCASTW.Z  W(SI), K1, Y10; \
+	VPBROADCASTW    W(SI)(BX*1), K2, Y10; \
+	VPBROADCASTW    W(SI)(BX*2), K3, Y10; \
+	VPBROADCASTW    W(SI)(R10*1), K4, Y10; \
+	VPBROADCASTW.Z  W(R11), K1, Y14; \
+	VPBROADCASTW    W(R11)(BX*1), K2, Y14; \
+	VPBROADCASTW    W(R11)(BX*2), K3, Y14; \
+	VPBROADCASTW    W(R11)(R10*1), K4, Y14; \
+	VPSLLQ          $32, Y14, Y14; \
+	VPOR            Y14, Y10, Y10; \
+	VCVTPH2PS       Y10, Z10; \
+	VMULPS.BCST     D(DX), Z10, Z10; \
 	VFMADD231PS     Z7, Z10, Z15
 
 // func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
