@@ -432,14 +432,15 @@ TEXT ·dotQ4_0Rows4AVX512(SB), NOSPLIT, $0-48
 	MOVQ d+24(FP), DX
 	MOVQ nb+32(FP), CX
 	LEAQ (BX)(BX*2), R10
+	LEAQ (SI)(BX*4), R11
 	ROW_MASKS4
 	Q4_0_CONSTS_512
 
 q40rows4Loop:
-	PREFETCHT0      512(SI)
-	PREFETCHT0      512(SI)(BX*1)
-	PREFETCHT0      512(SI)(BX*2)
-	PREFETCHT0      512(SI)(R10*1)
+	PREFETCHT1      (R11)
+	PREFETCHT1      (R11)(BX*1)
+	PREFETCHT1      (R11)(BX*2)
+	PREFETCHT1      (R11)(R10*1)
 	VMOVDQU         2(SI), X1
 	VINSERTI32X4    $1, 2(SI)(BX*1), Z1, Z1
 	VINSERTI32X4    $2, 2(SI)(BX*2), Z1, Z1
@@ -468,6 +469,7 @@ q40rows4Loop:
 	VMULPS.BCST     (DX), Z8, Z8
 	VFMADD231PS     Z5, Z8, Z15
 	ADDQ            $18, SI
+	ADDQ            $18, R11
 	ADDQ            $32, DI
 	ADDQ            $4, DX
 	DECQ            CX
@@ -639,6 +641,7 @@ TEXT ·dotQ8_0Rows4AVX512(SB), NOSPLIT, $0-48
 	MOVQ d+24(FP), DX
 	MOVQ nb+32(FP), CX
 	LEAQ (BX)(BX*2), R10
+	LEAQ (SI)(BX*4), R11
 	ROW_MASKS2
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Z13
@@ -647,10 +650,10 @@ TEXT ·dotQ8_0Rows4AVX512(SB), NOSPLIT, $0-48
 	VPXORD       Z11, Z11, Z11
 
 q80rows4Loop:
-	PREFETCHT0      512(SI)
-	PREFETCHT0      512(SI)(BX*1)
-	PREFETCHT0      512(SI)(BX*2)
-	PREFETCHT0      512(SI)(R10*1)
+	PREFETCHT1      (R11)
+	PREFETCHT1      (R11)(BX*1)
+	PREFETCHT1      (R11)(BX*2)
+	PREFETCHT1      (R11)(R10*1)
 	VMOVDQU         2(SI), Y1
 	VINSERTI64X4    $1, 2(SI)(BX*1), Z1, Z1
 	VMOVDQU         2(SI)(BX*2), Y2
@@ -668,6 +671,7 @@ q80rows4Loop:
 	Q8_0_PAIR_ACC((SI), (SI)(BX*1), Y8, Z8, Z4, Z14)
 	Q8_0_PAIR_ACC((SI)(BX*2), (SI)(R10*1), Y9, Z9, Z5, Z15)
 	ADDQ            $34, SI
+	ADDQ            $34, R11
 	ADDQ            $32, DI
 	ADDQ            $4, DX
 	DECQ            CX
