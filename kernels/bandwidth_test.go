@@ -27,7 +27,7 @@ func TestBandwidthBufferSize(t *testing.T) {
 }
 
 func TestSumWordsReadsEverything(t *testing.T) {
-	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 1000, 4099} {
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 1000, 4099, 1<<16 + 13} {
 		b := make([]uint64, n)
 		var want uint64
 		for i := range b {
@@ -36,6 +36,9 @@ func TestSumWordsReadsEverything(t *testing.T) {
 		}
 		if got := sumWords(b); got != want {
 			t.Errorf("%d words: sum %d, want %d", n, got, want)
+		}
+		if got := sumWordsGeneric(b); got != want {
+			t.Errorf("%d words: portable sum %d, want %d", n, got, want)
 		}
 	}
 }

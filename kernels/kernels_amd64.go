@@ -631,3 +631,18 @@ func swiGLUAccel(gate, up []float32) int {
 //
 //go:noescape
 func swiGLUAVX2(gate, up *float32, n int)
+
+// sumWords is sumWordsGeneric with AVX2 and prefetching for the four streams.
+func sumWords(b []uint64) uint64 {
+	q := len(b) / 4 &^ 7
+	if !hasAVX2 || q == 0 {
+		return sumWordsGeneric(b)
+	}
+	b4 := b[:4*q]
+	return sumQuartersAVX2(&b4[0], q) + sumTail(b[4*q:])
+}
+
+// sumQuartersAVX2 is sumQuarters for q ≥ 8 words per stream, with AVX2.
+//
+//go:noescape
+func sumQuartersAVX2(p *uint64, q int) uint64

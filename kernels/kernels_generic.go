@@ -22,3 +22,5 @@ func dotF32F16(a []float32, b []uint16) float32         { return dotF32F16Generi
 func axpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16Generic(y, alpha, x) }
 
 func swiGLUAccel(gate, up []float32) int { return 0 }
+
+func sumWords(b []uint64) uint64 { return sumWordsGeneric(b) }
