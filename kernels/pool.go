@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -34,6 +35,7 @@ type Pool struct {
 	pending atomic.Int32  // chunks of the current job not yet done by workers
 	waiting atomic.Bool   // Run is parked on done
 	done    chan struct{} // capacity 1: the last worker's wake-up of a parked Run
+	exited  sync.WaitGroup
 }
 
 // poolWorker is one helper goroutine's mailbox.
@@ -76,6 +78,7 @@ func NewPool(threads int) *Pool {
 func newPool(threads int, spin time.Duration) *Pool {
 	p := &Pool{threads: threads, spin: spin, done: make(chan struct{}, 1)}
 	p.workers = make([]*poolWorker, threads-1)
+	p.exited.Add(len(p.workers))
 	for i := range p.workers {
 		w := &poolWorker{wake: make(chan struct{}, 1)}
 		p.workers[i] = w
@@ -85,6 +88,7 @@ func newPool(threads int, spin time.Duration) *Pool {
 }
 
 func (p *Pool) work(w *poolWorker) {
+	defer p.exited.Done()
 	var seq uint64
 	for {
 		seq = p.await(w, seq)
@@ -182,12 +186,14 @@ func (p *Pool) wait() {
 	<-p.done
 }
 
-// Close stops the worker goroutines. The pool must not be used afterwards.
+// Close stops the worker goroutines and returns once they have ended. The
+// pool must not be used afterwards.
 func (p *Pool) Close() {
 	for _, w := range p.workers {
 		p.send(w, chunk{})
 	}
 	p.workers = nil
+	p.exited.Wait()
 }
 
 // MatVecJob is the reusable state of Pool.MatVec: one per caller, so that a

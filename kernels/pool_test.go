@@ -56,7 +56,8 @@ func TestPoolRunCoversOnce(t *testing.T) {
 }
 
 // TestPoolCloseStopsWorkers checks that Close ends the worker goroutines,
-// parked or spinning.
+// parked or spinning, before it returns (so it would hang otherwise), and
+// that no goroutine of the pools outlives it for long.
 func TestPoolCloseStopsWorkers(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for _, spin := range []time.Duration{poolSpin, 0} {
@@ -64,8 +65,10 @@ func TestPoolCloseStopsWorkers(t *testing.T) {
 		p.Run(100, 1, &coverJob{hits: make([]atomic.Int32, 100), grain: 1})
 		p.Close()
 	}
+	// The workers have returned from work; the runtime may still be
+	// tearing their goroutines down.
 	for i := 0; runtime.NumGoroutine() > before; i++ {
-		if i == 1000 {
+		if i == 1_000_000 {
 			t.Fatalf("%d goroutines after Close, %d before", runtime.NumGoroutine(), before)
 		}
 		runtime.Gosched()
