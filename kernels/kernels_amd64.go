@@ -435,9 +435,11 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 	qs, d := a.Qs[:nb*QK], a.D[:nb]
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
 	r := 0
-	if t == Q4_0 {
-		for ; r+8 <= rows; r += 8 {
+	for ; r+8 <= rows; r += 8 {
+		if t == Q4_0 {
 			dotQ4_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]))
+		} else {
+			dotQ8_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]))
 		}
 	}
 	for ; r < rows; r += 4 {
@@ -571,6 +573,11 @@ func dotQ4_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out
 //
 //go:noescape
 func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
+
+// dotQ8_0Rows8AVX512 is dotQ8_0Rows4AVX512 for eight rows.
+//
+//go:noescape
+func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
 
 // dotQ8_0Rows4AVX512 is a rows4Kernel giving dotQ8_0Generic's results, with
 // AVX-512 (F, BW, VL) and VNNI.

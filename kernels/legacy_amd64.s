@@ -626,6 +626,79 @@ q40rows8Done:
 	HSUM8_Y15; \
 	VMOVSS         X0, off+4(AX)
 
+// The rows' part of one block of dotQ8_0Rows8AVX512 for the pair of rows at
+// R0 and R1 (their quants at Q0 and Q1): W = the quants made unsigned, L =
+// their lanes with the activation (Z3) on top of the correction (Z6), ACC +=
+// the blocks' scales × the activation's scale × L. Clobbers Y8/Z8.
+#define Q8_0_ROWS8_PAIR(R0, Q0, R1, Q1, W, WY, L, ACC) \
+	VMOVDQU      Q0, WY; \
+	VINSERTI64X4 $1, Q1, W, W; \
+	VPXORD       Z13, W, W; \
+	VMOVDQA64    Z6, L; \
+	VPDPBUSD     Z3, W, L; \
+	Q8_0_PAIR_ACC(R0, R1, Y8, Z8, L, ACC)
+
+// func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
+//
+// dotQ8_0Rows4AVX512 for eight rows (R11 = the fifth): the pairs of rows
+// accumulate in Z14 (0, 1), Z15 (2, 3), Z16 (4, 5) and Z17 (6, 7). R13 and
+// R9 point into the next call's rows for the prefetches.
+TEXT ·dotQ8_0Rows8AVX512(SB), NOSPLIT, $0-48
+	MOVQ rowBytes+8(FP), BX
+	MOVQ w+0(FP), SI
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ nb+32(FP), CX
+	LEAQ (BX)(BX*2), R10
+	LEAQ (SI)(BX*4), R11
+	LEAQ (R11)(BX*4), R13
+	LEAQ (R13)(BX*4), R9
+	ROW_MASKS2
+	MOVL         $0x80808080, AX
+	VPBROADCASTD AX, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	VPXORD       Z11, Z11, Z11
+
+q80rows8Loop:
+	PREFETCHT1      (R13)
+	PREFETCHT1      (R13)(BX*1)
+	PREFETCHT1      (R13)(BX*2)
+	PREFETCHT1      (R13)(R10*1)
+	PREFETCHT1      (R9)
+	PREFETCHT1      (R9)(BX*1)
+	PREFETCHT1      (R9)(BX*2)
+	PREFETCHT1      (R9)(R10*1)
+	VBROADCASTI64X4 (DI), Z3
+	VPXORD          Z6, Z6, Z6
+	VPDPBUSD        Z3, Z13, Z6
+	VPSUBD          Z6, Z11, Z6
+	Q8_0_ROWS8_PAIR((SI), 2(SI), (SI)(BX*1), 2(SI)(BX*1), Z1, Y1, Z4, Z14)
+	Q8_0_ROWS8_PAIR((SI)(BX*2), 2(SI)(BX*2), (SI)(R10*1), 2(SI)(R10*1), Z2, Y2, Z5, Z15)
+	Q8_0_ROWS8_PAIR((R11), 2(R11), (R11)(BX*1), 2(R11)(BX*1), Z7, Y7, Z9, Z16)
+	Q8_0_ROWS8_PAIR((R11)(BX*2), 2(R11)(BX*2), (R11)(R10*1), 2(R11)(R10*1), Z10, Y10, Z12, Z17)
+	ADDQ            $34, SI
+	ADDQ            $34, R11
+	ADDQ            $34, R13
+	ADDQ            $34, R9
+	ADDQ            $32, DI
+	ADDQ            $4, DX
+	DECQ            CX
+	JNZ             q80rows8Loop
+
+	MOVQ      out+40(FP), AX
+	VMOVAPS   Z15, Z10
+	VMOVAPS   Z16, Z12
+	VMOVAPS   Z17, Z18
+	HSUM8_PAIR(Z14, Y14, 0)
+	HSUM8_PAIR(Z10, Y10, 8)
+	HSUM8_PAIR(Z12, Y12, 16)
+	HSUM8_PAIR(Z18, Y18, 24)
+	VZEROUPPER
+	RET
+
 // func dotQ8_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
 //
 // Per block: Z1 = rows 0 and 1's 32 quants (a 256-bit half each), Z2 = rows
