@@ -32,8 +32,9 @@ type Pool struct {
 	spin    time.Duration // how long to spin before parking (0: park at once)
 	workers []*poolWorker
 
+	jobs    uint64        // jobs run so far: the id of the current one
 	pending atomic.Int32  // chunks of the current job not yet done by workers
-	waiting atomic.Bool   // Run is parked on done
+	waiting atomic.Uint64 // the id of the job Run is parked on, or 0
 	done    chan struct{} // capacity 1: the last worker's wake-up of a parked Run
 	exited  sync.WaitGroup
 }
@@ -49,6 +50,7 @@ type poolWorker struct {
 type chunk struct {
 	job    Job
 	lo, hi int
+	id     uint64 // the job's id (Pool.jobs)
 }
 
 // poolSpin is how long a thread spins on what it waits for before parking:
@@ -97,7 +99,9 @@ func (p *Pool) work(w *poolWorker) {
 			return
 		}
 		c.job.Do(c.lo, c.hi)
-		if p.pending.Add(-1) == 0 && p.waiting.Load() && p.waiting.CompareAndSwap(true, false) {
+		// Wake Run only if it is parked on this very job: a worker delayed
+		// between these two steps must not wake a later Run early.
+		if p.pending.Add(-1) == 0 && p.waiting.Load() == c.id && p.waiting.CompareAndSwap(c.id, 0) {
 			p.done <- struct{}{}
 		}
 	}
@@ -147,9 +151,10 @@ func (p *Pool) Run(n, grain int, j Job) {
 	}
 	per, extra := units/parts, units%parts
 	bound := func(k int) int { return min(n, (k*per+min(k, extra))*grain) }
+	p.jobs++
 	p.pending.Store(int32(parts - 1))
 	for k := 1; k < parts; k++ {
-		p.send(p.workers[k-1], chunk{j, bound(k), bound(k + 1)})
+		p.send(p.workers[k-1], chunk{j, bound(k), bound(k + 1), p.jobs})
 	}
 	j.Do(0, bound(1))
 	p.wait()
@@ -165,7 +170,8 @@ func (p *Pool) send(w *poolWorker, c chunk) {
 }
 
 // wait returns once the workers have done their chunks of the current job,
-// spinning first and then parking on p.done (announced as in await).
+// spinning first and then parking on p.done (announced in p.waiting, with
+// the job's id, and checked again as in await).
 func (p *Pool) wait() {
 	start := time.Now()
 	for i := 1; ; i++ {
@@ -176,9 +182,9 @@ func (p *Pool) wait() {
 			break
 		}
 	}
-	p.waiting.Store(true)
+	p.waiting.Store(p.jobs)
 	if p.pending.Load() == 0 {
-		if !p.waiting.CompareAndSwap(true, false) {
+		if !p.waiting.CompareAndSwap(p.jobs, 0) {
 			<-p.done // the last worker took the flag: take its wake-up too
 		}
 		return
