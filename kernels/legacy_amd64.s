@@ -6,11 +6,13 @@
 // Dot products of the 32-value block types (Q4_0, Q5_0, Q8_0) with a Q8_0
 // activation, and the Q8_0 activation quantizer, for amd64 with AVX2, FMA and
 // F16C. The …VNNI variants use VPDPBUSD on 256-bit registers (AVX512-VNNI and
-// AVX512VL) and, for Q5_0, AVX512BW masks. The float32 operations are those of
-// the portable twins in legacy.go, in the same order, so that the results are
-// bit-identical; the integer parts are exact.
+// AVX512VL) and, for Q5_0, AVX512BW masks; the …AVX512 kernels take several
+// Q4_0/Q8_0 rows (decode) or tiles of rows × activations (prefill) at once on
+// 512-bit registers. The float32 operations are those of the portable twins
+// in legacy.go, in the same order, so that the results are bit-identical; the
+// integer parts are exact.
 //
-// Registers common to the dot kernels:
+// Registers common to the one-row dot kernels:
 //	SI  weight blocks           DI  activation quants (32 per block)
 //	DX  activation scales       CX  blocks left
 //	Y15 eight float32 lanes (acc[t] of the twins) or, for Q4_0, X15 the sum
