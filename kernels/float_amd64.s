@@ -319,6 +319,38 @@ DATA expConsts<>+464(SB)/8, $0x7f8000007f800000
 DATA expConsts<>+472(SB)/8, $0x7f8000007f800000
 GLOBL expConsts<>(SB), RODATA|NOPTR, $480
 
+// Y5 = expApprox of the eight float32 in Y1, with the constants loaded by
+// EXP_CONSTS. Clobbers Y1…Y4, Y6.
+#define EXP8 \
+	VCMPPS       $0x1e, Y11, Y1, Y6; \
+	VMAXPS       Y1, Y10, Y1; \
+	VMOVAPS      Y12, Y2; \
+	VFMADD231PS  Y13, Y1, Y2; \
+	VSUBPS       Y12, Y2, Y3; \
+	VFNMADD231PS EXP_LN2HI, Y3, Y1; \
+	VFNMADD231PS EXP_LN2LO, Y3, Y1; \
+	VMULPS       Y1, Y1, Y4; \
+	VMOVUPS      EXP_C0, Y5; \
+	VFMADD213PS  EXP_C1, Y1, Y5; \
+	VFMADD213PS  EXP_C2, Y1, Y5; \
+	VFMADD213PS  EXP_C3, Y1, Y5; \
+	VFMADD213PS  EXP_C4, Y1, Y5; \
+	VFMADD213PS  EXP_C5, Y1, Y5; \
+	VFMADD213PS  Y1, Y4, Y5; \
+	VADDPS       Y14, Y5, Y5; \
+	VPSLLD       $23, Y2, Y2; \
+	VPADDD       Y2, Y5, Y5; \
+	VBLENDVPS    Y6, Y15, Y5, Y5
+
+// Y10 … Y15 = expLo, expHi, expShift, log₂e, 1, +Inf (eight copies each).
+#define EXP_CONSTS \
+	VMOVUPS EXP_LO, Y10; \
+	VMOVUPS EXP_HI, Y11; \
+	VMOVUPS EXP_SHIFT, Y12; \
+	VMOVUPS EXP_LOG2E, Y13; \
+	VMOVUPS EXP_ONE, Y14; \
+	VMOVUPS EXP_INF, Y15
+
 // func swiGLUAVX2(gate, up *float32, n int)
 //
 // gate[i] = SiLU(gate[i])·up[i] for n values (a multiple of 8), eight at a
@@ -329,35 +361,12 @@ TEXT ·swiGLUAVX2(SB), NOSPLIT, $0-24
 	MOVQ up+8(FP), SI
 	MOVQ n+16(FP), CX
 	SHRQ $3, CX
-	VMOVUPS EXP_LO, Y10
-	VMOVUPS EXP_HI, Y11
-	VMOVUPS EXP_SHIFT, Y12
-	VMOVUPS EXP_LOG2E, Y13
-	VMOVUPS EXP_ONE, Y14
-	VMOVUPS EXP_INF, Y15
+	EXP_CONSTS
 
 swigluLoop:
 	VMOVUPS      (DI), Y0
 	VXORPS       EXP_SIGN, Y0, Y1
-	VCMPPS       $0x1e, Y11, Y1, Y6
-	VMAXPS       Y1, Y10, Y1
-	VMOVAPS      Y12, Y2
-	VFMADD231PS  Y13, Y1, Y2
-	VSUBPS       Y12, Y2, Y3
-	VFNMADD231PS EXP_LN2HI, Y3, Y1
-	VFNMADD231PS EXP_LN2LO, Y3, Y1
-	VMULPS       Y1, Y1, Y4
-	VMOVUPS      EXP_C0, Y5
-	VFMADD213PS  EXP_C1, Y1, Y5
-	VFMADD213PS  EXP_C2, Y1, Y5
-	VFMADD213PS  EXP_C3, Y1, Y5
-	VFMADD213PS  EXP_C4, Y1, Y5
-	VFMADD213PS  EXP_C5, Y1, Y5
-	VFMADD213PS  Y1, Y4, Y5
-	VADDPS       Y14, Y5, Y5
-	VPSLLD       $23, Y2, Y2
-	VPADDD       Y2, Y5, Y5
-	VBLENDVPS    Y6, Y15, Y5, Y5
+	EXP8
 	VADDPS       Y14, Y5, Y5
 	VDIVPS       Y5, Y0, Y0
 	VMULPS       (SI), Y0, Y0
@@ -366,6 +375,28 @@ swigluLoop:
 	ADDQ         $32, SI
 	DECQ         CX
 	JNZ          swigluLoop
+
+	VZEROUPPER
+	RET
+
+// func expSubAVX2(x *float32, m float32, n int)
+//
+// x[i] = expApprox(x[i] − m) for n values (a multiple of 8), eight at a time.
+TEXT ·expSubAVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), DI
+	VBROADCASTSS m+8(FP), Y9
+	MOVQ         n+16(FP), CX
+	SHRQ         $3, CX
+	EXP_CONSTS
+
+expSubLoop:
+	VMOVUPS (DI), Y0
+	VSUBPS  Y9, Y0, Y1
+	EXP8
+	VMOVUPS Y5, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     expSubLoop
 
 	VZEROUPPER
 	RET

@@ -275,6 +275,42 @@ DATA expConsts<>+224(SB)/8, $0x7f8000007f800000
 DATA expConsts<>+232(SB)/8, $0x7f8000007f800000
 GLOBL expConsts<>(SB), RODATA|NOPTR, $240
 
+// V3 = expApprox of the four float32 in V2, with the constants in V16…V30
+// (EXP_CONSTS). The fused multiply-adds add to their destination, so the
+// constant added is copied there first (VORR). Clobbers V2, V4…V8.
+#define EXP4 \
+	FCMGT_S(3, 2, 18); \
+	FMAX_S(2, 17, 2); \
+	VORR   V19.B16, V19.B16, V4.B16; \
+	FMLA_S(4, 2, 20); \
+	FSUB_S(5, 4, 19); \
+	FMLS_S(2, 5, 21); \
+	FMLS_S(2, 5, 22); \
+	FMUL_S(6, 2, 2); \
+	VORR   V24.B16, V24.B16, V7.B16; \
+	FMLA_S(7, 23, 2); \
+	VORR   V25.B16, V25.B16, V8.B16; \
+	FMLA_S(8, 7, 2); \
+	VORR   V26.B16, V26.B16, V7.B16; \
+	FMLA_S(7, 8, 2); \
+	VORR   V27.B16, V27.B16, V8.B16; \
+	FMLA_S(8, 7, 2); \
+	VORR   V28.B16, V28.B16, V7.B16; \
+	FMLA_S(7, 8, 2); \
+	FMLA_S(2, 7, 6); \
+	FADD_S(2, 2, 29); \
+	VSHL   $23, V4.S4, V4.S4; \
+	VADD   V4.S4, V2.S4, V2.S4; \
+	VBSL   V2.B16, V30.B16, V3.B16
+
+// Loads the constants of expApprox into V16…V30, clobbering R3.
+#define EXP_CONSTS \
+	MOVD   $expConsts<>(SB), R3; \
+	VLD1.P 64(R3), [V16.S4, V17.S4, V18.S4, V19.S4]; \
+	VLD1.P 64(R3), [V20.S4, V21.S4, V22.S4, V23.S4]; \
+	VLD1.P 64(R3), [V24.S4, V25.S4, V26.S4, V27.S4]; \
+	VLD1   (R3), [V28.S4, V29.S4, V30.S4]
+
 // func swiGLUNEON(gate, up *float32, n int)
 //
 // gate[i] = SiLU(gate[i])·up[i] for n values (a multiple of 4), four at a
@@ -288,43 +324,37 @@ TEXT ·swiGLUNEON(SB), NOSPLIT, $0-24
 	MOVD up+8(FP), R1
 	MOVD n+16(FP), R2
 	LSR  $2, R2, R2
-	MOVD $expConsts<>(SB), R3
-	VLD1.P 64(R3), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1.P 64(R3), [V20.S4, V21.S4, V22.S4, V23.S4]
-	VLD1.P 64(R3), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VLD1   (R3), [V28.S4, V29.S4, V30.S4]
+	EXP_CONSTS
 
 swigluLoop:
 	VLD1   (R0), [V0.S4]
 	VLD1.P 16(R1), [V1.S4]
 	VEOR   V16.B16, V0.B16, V2.B16
-	FCMGT_S(3, 2, 18)
-	FMAX_S(2, 17, 2)
-	VORR   V19.B16, V19.B16, V4.B16
-	FMLA_S(4, 2, 20)
-	FSUB_S(5, 4, 19)
-	FMLS_S(2, 5, 21)
-	FMLS_S(2, 5, 22)
-	FMUL_S(6, 2, 2)
-	VORR   V24.B16, V24.B16, V7.B16
-	FMLA_S(7, 23, 2)
-	VORR   V25.B16, V25.B16, V8.B16
-	FMLA_S(8, 7, 2)
-	VORR   V26.B16, V26.B16, V7.B16
-	FMLA_S(7, 8, 2)
-	VORR   V27.B16, V27.B16, V8.B16
-	FMLA_S(8, 7, 2)
-	VORR   V28.B16, V28.B16, V7.B16
-	FMLA_S(7, 8, 2)
-	FMLA_S(2, 7, 6)
-	FADD_S(2, 2, 29)
-	VSHL   $23, V4.S4, V4.S4
-	VADD   V4.S4, V2.S4, V2.S4
-	VBSL   V2.B16, V30.B16, V3.B16
+	EXP4
 	FADD_S(3, 3, 29)
 	FDIV_S(0, 0, 3)
 	FMUL_S(0, 0, 1)
 	VST1.P [V0.S4], 16(R0)
 	SUBS   $1, R2, R2
 	BNE    swigluLoop
+	RET
+
+// func expSubNEON(x *float32, m float32, n int)
+//
+// x[i] = expApprox(x[i] − m) for n values (a multiple of 4), four at a time.
+TEXT ·expSubNEON(SB), NOSPLIT, $0-24
+	MOVD  x+0(FP), R0
+	FMOVS m+8(FP), F9
+	MOVD  n+16(FP), R2
+	LSR   $2, R2, R2
+	VDUP  V9.S[0], V9.S4
+	EXP_CONSTS
+
+expSubLoop:
+	VLD1   (R0), [V0.S4]
+	FSUB_S(2, 0, 9)
+	EXP4
+	VST1.P [V3.S4], 16(R0)
+	SUBS   $1, R2, R2
+	BNE    expSubLoop
 	RET

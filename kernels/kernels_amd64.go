@@ -653,3 +653,20 @@ func sumWords(b []uint64) uint64 {
 //
 //go:noescape
 func sumQuartersAVX2(p *uint64, q int) uint64
+
+// expSubAccel does ExpSub's work for the first values of x (a multiple of
+// eight) with AVX2 and returns how many it did.
+func expSubAccel(x []float32, m float32) int {
+	n := len(x) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	expSubAVX2(&x[0], m, n)
+	return n
+}
+
+// expSubAVX2 sets x[i] = expApprox(x[i]−m) for n values, a multiple of eight,
+// with AVX2 and FMA.
+//
+//go:noescape
+func expSubAVX2(x *float32, m float32, n int)

@@ -336,3 +336,20 @@ func matVecSuperBlocks(w []byte, rowBytes int, a *Activation, out []float32, blo
 	}
 	return len(out)
 }
+
+// expSubAccel does ExpSub's work for the first values of x (a multiple of
+// four) with NEON and returns how many it did.
+func expSubAccel(x []float32, m float32) int {
+	n := len(x) &^ 3
+	if n == 0 {
+		return 0
+	}
+	expSubNEON(&x[0], m, n)
+	return n
+}
+
+// expSubNEON sets x[i] = expApprox(x[i]−m) for n values, a multiple of four,
+// with NEON.
+//
+//go:noescape
+func expSubNEON(x *float32, m float32, n int)

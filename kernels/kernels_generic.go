@@ -23,6 +23,8 @@ func axpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16Generic(y, a
 
 func swiGLUAccel(gate, up []float32) int { return 0 }
 
+func expSubAccel(x []float32, m float32) int { return 0 }
+
 func sumWords(b []uint64) uint64 { return sumWordsGeneric(b) }
 
 // matVecAccel computes no rows; MatVec does them all.

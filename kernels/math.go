@@ -107,6 +107,16 @@ func expApprox(y float32) float32 {
 	return math.Float32frombits(math.Float32bits(p) + math.Float32bits(z)<<23)
 }
 
+// ExpSub sets x[i] = e^(x[i]−m) for every i, with expApprox (within two
+// units in the last place; +Inf above e^88), as the softmax of attention
+// needs it: m is the running maximum of the scores.
+func ExpSub(x []float32, m float32) {
+	done := expSubAccel(x, m)
+	for i, v := range x[done:] {
+		x[done+i] = expApprox(v - m)
+	}
+}
+
 // SwiGLU sets gate[i] = SiLU(gate[i]) * up[i] for i < len(gate). up must be at
 // least as long as gate.
 func SwiGLU(gate, up []float32) {

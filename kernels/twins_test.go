@@ -473,6 +473,37 @@ func TestTwinSwiGLU(t *testing.T) {
 	}
 }
 
+// TestTwinExpSub compares ExpSub (whose vector kernel does the multiples of
+// eight or four) with expApprox value by value, over scores of every scale
+// and the edges of its range.
+func TestTwinExpSub(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	inf := float32(math.Inf(1))
+	edges := []float32{0, -0.5, 87.9, 88, 88.1, -85.9, -86, -86.1, -1000, 1000, -inf, float32(math.NaN()), 3.4e38}
+	for i, n := range twinFloatLengths() {
+		x := randNormal32(r, n, []float64{1, 10, 60}[i%3])
+		copy(x[i%max(n, 1):], edges)
+		m := []float32{0, 3, -40}[i%3]
+		for _, off := range twinOffsets(i)[:3] {
+			want := make([]float32, n)
+			for j, v := range x {
+				want[j] = expApprox(v - m)
+			}
+			got := guarded(x, off%8, guardD)
+			copy(got, x)
+			ExpSub(got, m)
+			for j := range want {
+				if !sameBits(got[j], want[j]) && !(isNaN32(got[j]) && isNaN32(want[j])) {
+					t.Fatalf("ExpSub n=%d offset=%d m=%v: x[%d] (%v) = %v, twin %v", n, off, m, j, x[j], got[j], want[j])
+				}
+			}
+			if err := checkGuard(got, guardD, "x"); err != nil {
+				t.Fatalf("ExpSub n=%d offset=%d: %v", n, off, err)
+			}
+		}
+	}
+}
+
 // TestTwinDotRowActs checks the products of one row with a group of
 // activations (the prefill seam, which kernels may serve for several
 // activations at once) against the twin of each single dot.
