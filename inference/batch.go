@@ -206,7 +206,8 @@ type attentionJob struct {
 }
 
 // Do computes items [lo, hi) with a single pass of online softmax over the
-// cached keys and values of positions 0 … pos+i: no buffer of scores is kept.
+// cached keys and values of positions 0 … pos+i, attBlock keys at a time: no
+// buffer of scores longer than a block is kept.
 func (j *attentionJob) Do(lo, hi int) {
 	s, c := j.s, j.s.c
 	hd, qDim, kvDim := c.HeadDim, c.NHead*c.HeadDim, c.KVDim()
@@ -221,19 +222,37 @@ func (j *attentionJob) Do(lo, hi int) {
 		off := (h / group) * hd
 		maxScore := float32(math.Inf(-1))
 		var sum float32
-		for t := 0; t <= j.pos+i; t++ {
-			score := kernels.DotF32F16(q, K[t*kvDim+off:t*kvDim+off+hd]) * scale
-			if score > maxScore {
-				// Rescale what was accumulated under the old maximum.
-				r := float32(math.Exp(float64(maxScore - score)))
-				sum *= r
-				kernels.ScaleF32(out, r)
-				maxScore = score
+		var w, r [attBlock]float32
+		last := j.pos + i
+		for t0 := 0; t0 <= last; t0 += attBlock {
+			blk := w[:min(attBlock, last+1-t0)]
+			blockMax := float32(math.Inf(-1))
+			for b := range blk {
+				t := t0 + b
+				blk[b] = kernels.DotF32F16(q, K[t*kvDim+off:t*kvDim+off+hd]) * scale
+				blockMax = max(blockMax, blk[b])
 			}
-			w := float32(math.Exp(float64(score - maxScore)))
-			sum += w
-			kernels.AxpyF32F16(out, w, V[t*kvDim+off:t*kvDim+off+hd])
+			if blockMax > maxScore {
+				// Rescale what was accumulated under the old maximum.
+				r[0] = maxScore
+				kernels.ExpSub(r[:1], blockMax)
+				sum *= r[0]
+				kernels.ScaleF32(out, r[0])
+				maxScore = blockMax
+			}
+			kernels.ExpSub(blk, maxScore)
+			for b, wb := range blk {
+				t := t0 + b
+				sum += wb
+				kernels.AxpyF32F16(out, wb, V[t*kvDim+off:t*kvDim+off+hd])
+			}
 		}
 		kernels.ScaleF32(out, 1/sum)
 	}
 }
+
+// attBlock is the number of keys whose scores attention computes before
+// their exponentials (one vector pass, kernels.ExpSub) and their weighted
+// values: the softmax is online across blocks, rescaled at most once per
+// block.
+const attBlock = 64
