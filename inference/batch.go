@@ -222,7 +222,8 @@ func (j *attentionJob) Do(lo, hi int) {
 		off := (h / group) * hd
 		maxScore := float32(math.Inf(-1))
 		var sum float32
-		var w, r [attBlock]float32
+		var w [attBlock]float32
+		var r [1]float32
 		last := j.pos + i
 		for t0 := 0; t0 <= last; t0 += attBlock {
 			blk := w[:min(attBlock, last+1-t0)]
@@ -230,12 +231,14 @@ func (j *attentionJob) Do(lo, hi int) {
 			for b := range blk {
 				t := t0 + b
 				blk[b] = kernels.DotF32F16(q, K[t*kvDim+off:t*kvDim+off+hd]) * scale
-				blockMax = max(blockMax, blk[b])
+				if blk[b] > blockMax {
+					blockMax = blk[b]
+				}
 			}
 			if blockMax > maxScore {
 				// Rescale what was accumulated under the old maximum.
 				r[0] = maxScore
-				kernels.ExpSub(r[:1], blockMax)
+				kernels.ExpSub(r[:], blockMax)
 				sum *= r[0]
 				kernels.ScaleF32(out, r[0])
 				maxScore = blockMax
