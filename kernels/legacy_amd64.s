@@ -417,6 +417,45 @@ qq80Zero:
 	VPXORD       Z15, Z15, Z15; \
 	VPXORD       Z11, Z11, Z11
 
+// ZLO, ZHI = the low and high nibbles of the Q4_0 blocks at W bytes past B,
+// B+BX, B+2BX and B+R10 (128-bit lane k = row k; XLO is ZLO's low quarter).
+// Needs Z13 = bytes 0x0f.
+#define Q4_0_NIBBLES4(B, W, ZLO, XLO, ZHI) \
+	VMOVDQU      W+2(B), XLO; \
+	VINSERTI32X4 $1, W+2(B)(BX*1), ZLO, ZLO; \
+	VINSERTI32X4 $2, W+2(B)(BX*2), ZLO, ZLO; \
+	VINSERTI32X4 $3, W+2(B)(R10*1), ZLO, ZLO; \
+	VPSRLW       $4, ZLO, ZHI; \
+	VPANDD       Z13, ZLO, ZLO; \
+	VPANDD       Z13, ZHI, ZHI
+
+// SZ = the fp16 scales of the blocks at B, B+BX, B+2BX, B+R10 as float32,
+// four copies each (128-bit lane k = row k; SY is SZ's low half). Needs
+// ROW_MASKS4.
+#define ROW_SCALES4(B, SY, SZ) \
+	VPBROADCASTW.Z (B), K1, SY; \
+	VPBROADCASTW   (B)(BX*1), K2, SY; \
+	VPBROADCASTW   (B)(BX*2), K3, SY; \
+	VPBROADCASTW   (B)(R10*1), K4, SY; \
+	VCVTPH2PS      SY, SZ
+
+// Z3, Z4 = the two halves of an activation block's quants (at Q0 and Q1) in
+// every 128-bit lane, C = −8·(their lane sums), which undoes the nibbles'
+// offset of 8. Needs Z12 = bytes 8, Z11 = 0.
+#define Q4_0_ACT(Q0, Q1, C) \
+	VBROADCASTI32X4 Q0, Z3; \
+	VBROADCASTI32X4 Q1, Z4; \
+	VPXORD          C, C, C; \
+	VPDPBUSD        Z3, Z12, C; \
+	VPDPBUSD        Z4, Z12, C; \
+	VPSUBD          C, Z11, C
+
+// ACC += the lanes of the nibbles LO (with Z3) and HI (with Z4): four
+// partial sums of row k's block in lane k.
+#define Q4_0_DOTS(LO, HI, ACC) \
+	VPDPBUSD Z3, LO, ACC; \
+	VPDPBUSD Z4, HI, ACC
+
 // func dotQ4_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
 //
 // Per block: Z1 = the four rows' 16 quant bytes (128-bit lane k = row k), Z2
@@ -443,31 +482,15 @@ q40rows4Loop:
 	PREFETCHT1      (R11)(BX*1)
 	PREFETCHT1      (R11)(BX*2)
 	PREFETCHT1      (R11)(R10*1)
-	VMOVDQU         2(SI), X1
-	VINSERTI32X4    $1, 2(SI)(BX*1), Z1, Z1
-	VINSERTI32X4    $2, 2(SI)(BX*2), Z1, Z1
-	VINSERTI32X4    $3, 2(SI)(R10*1), Z1, Z1
-	VBROADCASTI32X4 (DI), Z3
-	VBROADCASTI32X4 16(DI), Z4
-	VPSRLW          $4, Z1, Z2
-	VPANDD          Z13, Z1, Z1
-	VPANDD          Z13, Z2, Z2
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        Z3, Z12, Z6
-	VPDPBUSD        Z4, Z12, Z6
-	VPSUBD          Z6, Z11, Z5
-	VPDPBUSD        Z3, Z1, Z5
-	VPDPBUSD        Z4, Z2, Z5
+	Q4_0_NIBBLES4(SI, 0, Z1, X1, Z2)
+	Q4_0_ACT((DI), 16(DI), Z5)
+	Q4_0_DOTS(Z1, Z2, Z5)
 	VPSHUFD         $0x4e, Z5, Z7
 	VPADDD          Z7, Z5, Z5
 	VPSHUFD         $0xb1, Z5, Z7
 	VPADDD          Z7, Z5, Z5
 	VCVTDQ2PS       Z5, Z5
-	VPBROADCASTW.Z  (SI), K1, Y8
-	VPBROADCASTW    (SI)(BX*1), K2, Y8
-	VPBROADCASTW    (SI)(BX*2), K3, Y8
-	VPBROADCASTW    (SI)(R10*1), K4, Y8
-	VCVTPH2PS       Y8, Z8
+	ROW_SCALES4(SI, Y8, Z8)
 	VMULPS.BCST     (DX), Z8, Z8
 	VFMADD231PS     Z5, Z8, Z15
 	ADDQ            $18, SI
@@ -487,32 +510,13 @@ q40rows4Loop:
 // One block of dotQ4_0Rows8AVX512 at byte offsets W (weights), A (activation
 // quants) and D (activation scales) from SI/R11, DI and DX.
 #define Q4_0_ROWS8_STEP(W, A, D) \
-	VMOVDQU         W+2(SI), X1; \
-	VINSERTI32X4    $1, W+2(SI)(BX*1), Z1, Z1; \
-	VINSERTI32X4    $2, W+2(SI)(BX*2), Z1, Z1; \
-	VINSERTI32X4    $3, W+2(SI)(R10*1), Z1, Z1; \
-	VMOVDQU         W+2(R11), X2; \
-	VINSERTI32X4    $1, W+2(R11)(BX*1), Z2, Z2; \
-	VINSERTI32X4    $2, W+2(R11)(BX*2), Z2, Z2; \
-	VINSERTI32X4    $3, W+2(R11)(R10*1), Z2, Z2; \
-	VBROADCASTI32X4 A(DI), Z3; \
-	VBROADCASTI32X4 A+16(DI), Z4; \
-	VPXORD          Z6, Z6, Z6; \
-	VPDPBUSD        Z3, Z12, Z6; \
-	VPDPBUSD        Z4, Z12, Z6; \
-	VPSUBD          Z6, Z11, Z6; \
-	VPSRLW          $4, Z1, Z7; \
-	VPANDD          Z13, Z1, Z1; \
-	VPANDD          Z13, Z7, Z7; \
+	Q4_0_NIBBLES4(SI, W, Z1, X1, Z7); \
+	Q4_0_NIBBLES4(R11, W, Z2, X2, Z8); \
+	Q4_0_ACT(A(DI), A+16(DI), Z6); \
 	VMOVDQA64       Z6, Z5; \
-	VPDPBUSD        Z3, Z1, Z5; \
-	VPDPBUSD        Z4, Z7, Z5; \
-	VPSRLW          $4, Z2, Z8; \
-	VPANDD          Z13, Z2, Z2; \
-	VPANDD          Z13, Z8, Z8; \
+	Q4_0_DOTS(Z1, Z7, Z5); \
 	VMOVDQA64       Z6, Z9; \
-	VPDPBUSD        Z3, Z2, Z9; \
-	VPDPBUSD        Z4, Z8, Z9; \
+	Q4_0_DOTS(Z2, Z8, Z9); \
 	VPUNPCKLQDQ     Z9, Z5, Z7; \
 	VPUNPCKHQDQ     Z9, Z5, Z8; \
 	VPADDD          Z8, Z7, Z7; \
@@ -607,13 +611,40 @@ q40rows8Done:
 	MOVL  $0xff00, AX; \
 	KMOVW AX, K7
 
+// Z3 = an activation block's 32 quants (at Q) in both 256-bit halves, C =
+// −128·(their lane sums), which undoes the +128 (XOR 0x80) that makes the
+// weights unsigned. Needs Z13 = bytes 0x80, Z11 = 0.
+#define Q8_0_ACT(Q, C) \
+	VBROADCASTI64X4 Q, Z3; \
+	VPXORD          C, C, C; \
+	VPDPBUSD        Z3, Z13, C; \
+	VPSUBD          C, Z11, C
+
+// W = the 32 quants at Q0 and Q1 of a pair of rows (a 256-bit half each),
+// made unsigned (XOR 0x80, Z13).
+#define Q8_0_WEIGHTS2(Q0, Q1, W, WY) \
+	VMOVDQU      Q0, WY; \
+	VINSERTI64X4 $1, Q1, W, W; \
+	VPXORD       Z13, W, W
+
+// S = the fp16 scales at D0 and D1 of a pair of rows' blocks as float32,
+// eight copies each (SY is S's low half). Needs ROW_MASKS2.
+#define Q8_0_SCALES2(D0, D1, S, SY) \
+	VPBROADCASTW.Z D0, K6, SY; \
+	VPBROADCASTW   D1, K7, SY; \
+	VCVTPH2PS      SY, S
+
+// W = the 32 quants at Q0 and Q1 of a pair of rows made unsigned (XOR 0x80,
+// Z13), S = their scales at D0 and D1 (eight lanes each) as float32.
+#define Q8_0_ROW_PAIR(D0, Q0, D1, Q1, W, WY, S, SY) \
+	Q8_0_WEIGHTS2(Q0, Q1, W, WY); \
+	Q8_0_SCALES2(D0, D1, S, SY)
+
 // ACC += the scales of the blocks at R0 and R1 (eight lanes each) × the
 // lanes in L: H = the two fp16 scales, eight words each, converted in place,
 // times the activation's scale at (DX).
 #define Q8_0_PAIR_ACC(R0, R1, H, HZ, L, ACC) \
-	VPBROADCASTW.Z R0, K6, H; \
-	VPBROADCASTW R1, K7, H; \
-	VCVTPH2PS    H, HZ; \
+	Q8_0_SCALES2(R0, R1, HZ, H); \
 	VMULPS.BCST  (DX), HZ, HZ; \
 	VCVTDQ2PS    L, L; \
 	VFMADD231PS  L, HZ, ACC
@@ -628,14 +659,13 @@ q40rows8Done:
 	HSUM8_Y15; \
 	VMOVSS         X0, off+4(AX)
 
-// The rows' part of one block of dotQ8_0Rows8AVX512 for the pair of rows at
+// The rows' part of one block of dotQ8_0Rows4AVX512 and dotQ8_0Rows8AVX512
+// for the pair of rows at
 // R0 and R1 (their quants at Q0 and Q1): W = the quants made unsigned, L =
 // their lanes with the activation (Z3) on top of the correction (Z6), ACC +=
 // the blocks' scales × the activation's scale × L. Clobbers Y8/Z8.
 #define Q8_0_ROWS8_PAIR(R0, Q0, R1, Q1, W, WY, L, ACC) \
-	VMOVDQU      Q0, WY; \
-	VINSERTI64X4 $1, Q1, W, W; \
-	VPXORD       Z13, W, W; \
+	Q8_0_WEIGHTS2(Q0, Q1, W, WY); \
 	VMOVDQA64    Z6, L; \
 	VPDPBUSD     Z3, W, L; \
 	Q8_0_PAIR_ACC(R0, R1, Y8, Z8, L, ACC)
@@ -673,10 +703,7 @@ q80rows8Loop:
 	PREFETCHT1      (R9)(BX*1)
 	PREFETCHT1      (R9)(BX*2)
 	PREFETCHT1      (R9)(R10*1)
-	VBROADCASTI64X4 (DI), Z3
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        Z3, Z13, Z6
-	VPSUBD          Z6, Z11, Z6
+	Q8_0_ACT((DI), Z6)
 	Q8_0_ROWS8_PAIR((SI), 2(SI), (SI)(BX*1), 2(SI)(BX*1), Z1, Y1, Z4, Z14)
 	Q8_0_ROWS8_PAIR((SI)(BX*2), 2(SI)(BX*2), (SI)(R10*1), 2(SI)(R10*1), Z2, Y2, Z5, Z15)
 	Q8_0_ROWS8_PAIR((R11), 2(R11), (R11)(BX*1), 2(R11)(BX*1), Z7, Y7, Z9, Z16)
@@ -729,22 +756,9 @@ q80rows4Loop:
 	PREFETCHT1      (R11)(BX*1)
 	PREFETCHT1      (R11)(BX*2)
 	PREFETCHT1      (R11)(R10*1)
-	VMOVDQU         2(SI), Y1
-	VINSERTI64X4    $1, 2(SI)(BX*1), Z1, Z1
-	VMOVDQU         2(SI)(BX*2), Y2
-	VINSERTI64X4    $1, 2(SI)(R10*1), Z2, Z2
-	VBROADCASTI64X4 (DI), Z3
-	VPXORD          Z13, Z1, Z1
-	VPXORD          Z13, Z2, Z2
-	VPXORD          Z6, Z6, Z6
-	VPDPBUSD        Z3, Z13, Z6
-	VPSUBD          Z6, Z11, Z6
-	VMOVDQA64       Z6, Z4
-	VPDPBUSD        Z3, Z1, Z4
-	VMOVDQA64       Z6, Z5
-	VPDPBUSD        Z3, Z2, Z5
-	Q8_0_PAIR_ACC((SI), (SI)(BX*1), Y8, Z8, Z4, Z14)
-	Q8_0_PAIR_ACC((SI)(BX*2), (SI)(R10*1), Y9, Z9, Z5, Z15)
+	Q8_0_ACT((DI), Z6)
+	Q8_0_ROWS8_PAIR((SI), 2(SI), (SI)(BX*1), 2(SI)(BX*1), Z1, Y1, Z4, Z14)
+	Q8_0_ROWS8_PAIR((SI)(BX*2), 2(SI)(BX*2), (SI)(R10*1), 2(SI)(R10*1), Z2, Y2, Z5, Z15)
 	ADDQ            $34, SI
 	ADDQ            $34, R11
 	ADDQ            $32, DI
@@ -944,31 +958,11 @@ q50acts4Loop:
 	MOVQ 24(R13), R12; \
 	XORQ R8, R8
 
-// Z3, Z4 = the two halves of the quants of the activation at PTR in every
-// 128-bit lane; Z = −8·(their lane sums), then the lanes of
-// the nibbles Z1 (with Z3) and Z2 (with Z4) added: four partial sums of row k
-// in lane k. Needs Z12 = bytes 8, Z11 = 0. Clobbers Z5.
+// Z = the four partial sums per row (lane k = row k) of the nibbles Z1, Z2
+// with the activation at PTR (Q4_0_ACT, then Q4_0_DOTS).
 #define Q4_0_TILE_ACT(PTR, Z) \
-	VBROADCASTI32X4 (PTR)(R8*8), Z3; \
-	VBROADCASTI32X4 16(PTR)(R8*8), Z4; \
-	VPXORD          Z5, Z5, Z5; \
-	VPDPBUSD        Z3, Z12, Z5; \
-	VPDPBUSD        Z4, Z12, Z5; \
-	VPSUBD          Z5, Z11, Z; \
-	VPDPBUSD        Z3, Z1, Z; \
-	VPDPBUSD        Z4, Z2, Z
-
-// ZLO, ZHI = the low and high nibbles of the Q4_0 blocks at B, B+BX, B+2BX,
-// B+R10 (128-bit lane k = row k; XLO is ZLO's low quarter). Needs Z13 = bytes
-// 0x0f.
-#define Q4_0_NIBBLES4(B, ZLO, XLO, ZHI) \
-	VMOVDQU      2(B), XLO; \
-	VINSERTI32X4 $1, 2(B)(BX*1), ZLO, ZLO; \
-	VINSERTI32X4 $2, 2(B)(BX*2), ZLO, ZLO; \
-	VINSERTI32X4 $3, 2(B)(R10*1), ZLO, ZLO; \
-	VPSRLW       $4, ZLO, ZHI; \
-	VPANDD       Z13, ZLO, ZLO; \
-	VPANDD       Z13, ZHI, ZHI
+	Q4_0_ACT((PTR)(R8*8), 16(PTR)(R8*8), Z); \
+	Q4_0_DOTS(Z1, Z2, Z)
 
 // DST = float32 of [Σ A0, Σ A1, Σ A2, Σ A3] in every 128-bit lane, each sum
 // over the four int32 of that lane of its register (exact). Clobbers Z26…Z28.
@@ -983,16 +977,6 @@ q50acts4Loop:
 	VSHUFPS     $0xdd, Z27, Z26, Z28; \
 	VPADDD      Z28, DST, DST; \
 	VCVTDQ2PS   DST, DST
-
-// SZ = the fp16 scales of the blocks at B, B+BX, B+2BX, B+R10 as float32,
-// four copies each (128-bit lane k = row k; SY is SZ's low half). Needs
-// ROW_MASKS4.
-#define ROW_SCALES4(B, SY, SZ) \
-	VPBROADCASTW.Z (B), K1, SY; \
-	VPBROADCASTW   (B)(BX*1), K2, SY; \
-	VPBROADCASTW   (B)(BX*2), K3, SY; \
-	VPBROADCASTW   (B)(R10*1), K4, SY; \
-	VCVTPH2PS      SY, SZ
 
 // func dotQ4_0Rows4Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[16]float32)
 //
@@ -1009,7 +993,7 @@ TEXT ·dotQ4_0Rows4Acts4AVX512(SB), NOSPLIT, $0-40
 	Q4_0_CONSTS_512
 
 q40tileLoop:
-	Q4_0_NIBBLES4(SI, Z1, X1, Z2)
+	Q4_0_NIBBLES4(SI, 0, Z1, X1, Z2)
 	Q4_0_TILE_ACT(DI, Z16)
 	Q4_0_TILE_ACT(R9, Z17)
 	Q4_0_TILE_ACT(R11, Z18)
@@ -1029,22 +1013,14 @@ q40tileLoop:
 	VZEROUPPER
 	RET
 
-// Z3, Z4 = the two halves of the quants of the activation at PTR in every
-// 128-bit lane, Z5 = −8·(their lane sums); ZA, ZB = Z5 plus the lanes of the
-// nibbles of rows 0…3 (Z1, Z2) and rows 4…7 (Z7, Z8) with them.
+// ZA, ZB = the partial sums of rows 0…3 (nibbles Z1, Z2) and rows 4…7 (Z7,
+// Z8) with the activation at PTR.
 #define Q4_0_TILE8_ACT(PTR, ZA, ZB) \
-	VBROADCASTI32X4 (PTR)(R8*8), Z3; \
-	VBROADCASTI32X4 16(PTR)(R8*8), Z4; \
-	VPXORD          Z5, Z5, Z5; \
-	VPDPBUSD        Z3, Z12, Z5; \
-	VPDPBUSD        Z4, Z12, Z5; \
-	VPSUBD          Z5, Z11, Z5; \
-	VMOVDQA64       Z5, ZA; \
-	VPDPBUSD        Z3, Z1, ZA; \
-	VPDPBUSD        Z4, Z2, ZA; \
-	VMOVDQA64       Z5, ZB; \
-	VPDPBUSD        Z3, Z7, ZB; \
-	VPDPBUSD        Z4, Z8, ZB
+	Q4_0_ACT((PTR)(R8*8), 16(PTR)(R8*8), Z5); \
+	VMOVDQA64 Z5, ZA; \
+	Q4_0_DOTS(Z1, Z2, ZA); \
+	VMOVDQA64 Z5, ZB; \
+	Q4_0_DOTS(Z7, Z8, ZB)
 
 // func dotQ4_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
 //
@@ -1062,8 +1038,8 @@ TEXT ·dotQ4_0Rows8Acts4AVX512(SB), NOSPLIT, $0-40
 	VPXORD Z14, Z14, Z14
 
 q40tile8Loop:
-	Q4_0_NIBBLES4(SI, Z1, X1, Z2)
-	Q4_0_NIBBLES4(DX, Z7, X7, Z8)
+	Q4_0_NIBBLES4(SI, 0, Z1, X1, Z2)
+	Q4_0_NIBBLES4(DX, 0, Z7, X7, Z8)
 	Q4_0_TILE8_ACT(DI, Z16, Z20)
 	Q4_0_TILE8_ACT(R9, Z17, Z21)
 	Q4_0_TILE8_ACT(R11, Z18, Z22)
@@ -1095,10 +1071,7 @@ q40tile8Loop:
 // activation's quants at Q, on top of −128·(their lane sums). Clobbers Z3…Z7,
 // AX.
 #define Q8_0_TILE_ACT(Q, POFF, ACC_A, ACC_B) \
-	VBROADCASTI64X4 Q, Z3; \
-	VPXORD          Z5, Z5, Z5; \
-	VPDPBUSD        Z3, Z13, Z5; \
-	VPSUBD          Z5, Z11, Z5; \
+	Q8_0_ACT(Q, Z5); \
 	MOVQ            POFF(R13), AX; \
 	VMOVDQA64       Z5, Z4; \
 	VPDPBUSD        Z3, Z1, Z4; \
@@ -1144,18 +1117,8 @@ TEXT ·dotQ8_0Rows4Acts4AVX512(SB), NOSPLIT, $0-40
 	VPXORD       Z29, Z29, Z29
 
 q80tileLoop:
-	VMOVDQU        2(SI), Y1
-	VINSERTI64X4   $1, 2(SI)(BX*1), Z1, Z1
-	VMOVDQU        2(SI)(BX*2), Y2
-	VINSERTI64X4   $1, 2(SI)(R10*1), Z2, Z2
-	VPXORD         Z13, Z1, Z1
-	VPXORD         Z13, Z2, Z2
-	VPBROADCASTW.Z (SI), K6, Y20
-	VPBROADCASTW   (SI)(BX*1), K7, Y20
-	VCVTPH2PS      Y20, Z20
-	VPBROADCASTW.Z (SI)(BX*2), K6, Y21
-	VPBROADCASTW   (SI)(R10*1), K7, Y21
-	VCVTPH2PS      Y21, Z21
+	Q8_0_ROW_PAIR((SI), 2(SI), (SI)(BX*1), 2(SI)(BX*1), Z1, Y1, Z20, Y20)
+	Q8_0_ROW_PAIR((SI)(BX*2), 2(SI)(BX*2), (SI)(R10*1), 2(SI)(R10*1), Z2, Y2, Z21, Y21)
 	Q8_0_TILE_ACT((DI)(R8*8), 32, Z22, Z23)
 	Q8_0_TILE_ACT((R9)(R8*8), 40, Z24, Z25)
 	Q8_0_TILE_ACT((R11)(R8*8), 48, Z26, Z27)
@@ -1191,26 +1154,13 @@ q80tileLoop:
 // Activation j of a Q8_0 tile of eight rows: its quants at Q, its scale
 // pointer at POFF(R13); A0…A3 the accumulators of the four row pairs.
 #define Q8_0_TILE8_ACT(Q, POFF, A0, A1, A2, A3) \
-	VBROADCASTI64X4 Q, Z3; \
-	VPXORD          Z5, Z5, Z5; \
-	VPDPBUSD        Z3, Z13, Z5; \
-	VPSUBD          Z5, Z11, Z5; \
+	Q8_0_ACT(Q, Z5); \
 	MOVQ            POFF(R13), AX; \
 	VBROADCASTSS    (AX)(R8*1), Z0; \
 	Q8_0_TILE8_PAIR(Z1, Z9, A0); \
 	Q8_0_TILE8_PAIR(Z2, Z10, A1); \
 	Q8_0_TILE8_PAIR(Z7, Z12, A2); \
 	Q8_0_TILE8_PAIR(Z8, Z14, A3)
-
-// W = the 32 quants at Q0 and Q1 of a pair of rows made unsigned (XOR 0x80,
-// Z13), S = their scales at D0 and D1 (eight lanes each) as float32.
-#define Q8_0_ROW_PAIR(D0, Q0, D1, Q1, W, WY, S, SY) \
-	VMOVDQU        Q0, WY; \
-	VINSERTI64X4   $1, Q1, W, W; \
-	VPXORD         Z13, W, W; \
-	VPBROADCASTW.Z D0, K6, SY; \
-	VPBROADCASTW   D1, K7, SY; \
-	VCVTPH2PS      SY, S
 
 // func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
 //
