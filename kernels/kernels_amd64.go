@@ -486,11 +486,7 @@ func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out 
 			} else {
 				dotQ8_0Rows8Acts4AVX512(&w[r0*rowBytes], rowBytes, &p, nb, &r)
 			}
-			for k := range 8 {
-				for b := range 4 {
-					out[b*stride+r0+k] = r[4*k+b]
-				}
-			}
+			scatterTile(out, r[:], r0, stride)
 		}
 	}
 	var r [16]float32
@@ -500,13 +496,19 @@ func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out 
 		} else {
 			dotQ8_0Rows4Acts4AVX512(&w[r0*rowBytes], rowBytes, &p, nb, &r)
 		}
-		for k := range 4 {
-			for b := range 4 {
-				out[b*stride+r0+k] = r[4*k+b]
-			}
-		}
+		scatterTile(out, r[:], r0, stride)
 	}
 	return rows
+}
+
+// scatterTile copies a tile kernel's results, r[4k+b] for row k and
+// activation b, to out[b·stride + r0 + k].
+func scatterTile(out, r []float32, r0, stride int) {
+	for k := range len(r) / 4 {
+		for b := range 4 {
+			out[b*stride+r0+k] = r[4*k+b]
+		}
+	}
 }
 
 // dotQ4_0Rows4Acts4AVX512 sets out[4k+b] to dotQ4_0Generic of the row of nb
