@@ -14,10 +14,10 @@ import (
 //	hasAVX2: AVX2, FMA and F16C (Haswell and later): every kernel.
 //	hasAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
 //	VPDPBUSD and VPDPWSSD for the integer products (the …VNNI kernels, on
-//	256-bit registers), Q6_K on 512-bit registers (the …AVX512 kernels; for
-//	the other one-row dots 512-bit registers measured no faster), and the
-//	kernels that multiply several rows (on 512-bit registers) or four
-//	activations at once.
+//	256-bit registers), Q4_K on 256-bit registers with the AVX-512 shuffles
+//	and broadcasts, Q6_K on 512-bit registers (for the other one-row dots
+//	512-bit registers measured no faster), and the kernels that multiply
+//	several rows or four activations at once.
 //
 // GODEBUG=cpu.avx512vnni=off (or cpu.avx512f=off) or cpu.avx2=off selects the
 // narrower paths, for tests and comparisons.
@@ -42,9 +42,9 @@ var (
 	q4_0Kernel = pickLegacy(dotQ4_0VNNI, dotQ4_0AVX2)
 	q5_0Kernel = pickLegacy(dotQ5_0VNNI, dotQ5_0AVX2)
 	q8_0Kernel = pickLegacy(dotQ8_0VNNI, dotQ8_0AVX2)
-	q4_KKernel = pickK(nil, dotQ4_KVNNI, dotQ4_KAVX2)
-	q5_KKernel = pickK(nil, dotQ5_KVNNI, dotQ5_KAVX2)
-	q6_KKernel = pickK(dotQ6_KAVX512, dotQ6_KVNNI, dotQ6_KAVX2)
+	q4_KKernel = pickK(dotQ4_KAVX512, dotQ4_KAVX2)
+	q5_KKernel = pickK(dotQ5_KVNNI, dotQ5_KAVX2)
+	q6_KKernel = pickK(dotQ6_KAVX512, dotQ6_KAVX2)
 )
 
 // pickLegacy returns the VNNI or AVX2 kernel, whichever the CPU can run first,
@@ -59,14 +59,12 @@ func pickLegacy(vnni, avx2 legacyKernel) legacyKernel {
 	return nil
 }
 
-// pickK returns the 512-bit (when not nil), VNNI or AVX2 kernel, whichever the
-// CPU can run first, or nil.
-func pickK(avx512, vnni, avx2 kKernel) kKernel {
+// pickK returns the AVX-512 kernel or the AVX2 one, whichever the CPU can run
+// first, or nil.
+func pickK(avx512, avx2 kKernel) kKernel {
 	switch {
-	case hasAVX512 && avx512 != nil:
-		return avx512
 	case hasAVX512:
-		return vnni
+		return avx512
 	case hasAVX2:
 		return avx2
 	}
@@ -244,10 +242,23 @@ func quantizeQ8_0AVX2(x *float32, qs *int8, d *float32, nb int)
 //go:noescape
 func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 
-// dotQ4_KVNNI is dotQ4_KGeneric for nb super-blocks, with AVX512-VNNI.
+// dotQ4_KAVX512 is dotQ4_KGeneric for nb super-blocks, with AVX512BW, VL and
+// VNNI on 256-bit registers.
 //
 //go:noescape
-func dotQ4_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+
+// dotQ4_KRows4AVX512 sets out[k] to dotQ4_KAVX512 of the row at w + k·stride
+// (k < 4), reading the four rows side by side.
+//
+//go:noescape
+func dotQ4_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
+
+// dotQ6_KRows4AVX512 sets out[k] to dotQ6_KAVX512 of the row at w + k·stride
+// (k < 4), reading the four rows side by side.
+//
+//go:noescape
+func dotQ6_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
 
 // dotQ5_KAVX2 is dotQ5_KGeneric for nb super-blocks, with AVX2.
 //
@@ -263,11 +274,6 @@ func dotQ5_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
 //go:noescape
 func dotQ6_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-
-// dotQ6_KVNNI is dotQ6_KGeneric for nb super-blocks, with AVX512-VNNI.
-//
-//go:noescape
-func dotQ6_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 
 // dotQ6_KAVX512 is dotQ6_KGeneric for nb super-blocks, with AVX-512 and VNNI.
 //
@@ -537,7 +543,9 @@ func dotQ4_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
 
 // matVecK is matVecAccel for the K-quant types: every row with the type's
-// one-row kernel (none when the CPU has no kernel for t).
+// one-row kernel (none when the CPU has no kernel for t), except that with
+// AVX-512 Q4_K and Q6_K rows go four at a time, one from each quarter of the
+// matrix, so that the core reads four streams.
 func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	var k kKernel
 	switch t {
@@ -554,7 +562,22 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	}
 	qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
 	_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
-	for r := range out {
+	r := 0
+	if hasAVX512 && (t == Q4_K || t == Q6_K) && len(out) >= 8 {
+		// Four streams: rows r, r+n, r+2n and r+3n of the four quarters.
+		n := len(out) / 4
+		var o [4]float32
+		for ; r < n; r++ {
+			if t == Q4_K {
+				dotQ4_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
+			} else {
+				dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
+			}
+			out[r], out[r+n], out[r+2*n], out[r+3*n] = o[0], o[1], o[2], o[3]
+		}
+		r = 4 * n
+	}
+	for ; r < len(out); r++ {
 		out[r] = k(&w[r*rowBytes], &qs[0], &d[0], &bsums[0], nb)
 	}
 	return len(out)

@@ -204,11 +204,227 @@ TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
 	VZEROUPPER
 	RET
 
-// func dotQ4_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-TEXT ·dotQ4_KVNNI(SB), NOSPLIT, $0-44
+// The 256-bit AVX-512 tier of Q4_K (AVX512BW, VL and VNNI; no 512-bit
+// registers, which on Intel cores would take a vector port away from every
+// other instruction). Against the VNNI kernel it saves two thirds of the
+// scale work: the 6-bit scales and mins are unpacked with vector shuffles
+// (K4_UNPACK_VEC) instead of general registers, and each run's scale reaches
+// VPDPWSSD as a broadcast load from a small stack buffer instead of a VPSHUFB.
+// The integer lanes are the same exact sums, so the result is bit-identical.
+
+// q4kPickA<>: the bytes of the scale field (both 128-bit lanes hold its 12
+// bytes) that give the low bits of the eight scales (low lane: bytes 0…3,
+// 8…11) and the eight mins (high lane: bytes 4…11), zero-extended to words.
+DATA q4kPickA<>+0(SB)/8, $0x8003800280018000
+DATA q4kPickA<>+8(SB)/8, $0x800b800a80098008
+DATA q4kPickA<>+16(SB)/8, $0x8007800680058004
+DATA q4kPickA<>+24(SB)/8, $0x800b800a80098008
+GLOBL q4kPickA<>(SB), RODATA|NOPTR, $32
+
+// q4kPickB<>: the bytes whose top two bits are the high bits of scales and
+// mins 4…7 (bytes 0…3 and 4…7), zero-extended to words; none for 0…3.
+DATA q4kPickB<>+0(SB)/8, $0x8080808080808080
+DATA q4kPickB<>+8(SB)/8, $0x8003800280018000
+DATA q4kPickB<>+16(SB)/8, $0x8080808080808080
+DATA q4kPickB<>+24(SB)/8, $0x8007800680058004
+GLOBL q4kPickB<>(SB), RODATA|NOPTR, $32
+
+// q4kShiftA<>: the right shifts of the q4kPickA words (mins 4…7 are the high
+// nibbles of their bytes).
+DATA q4kShiftA<>+0(SB)/8, $0
+DATA q4kShiftA<>+8(SB)/8, $0
+DATA q4kShiftA<>+16(SB)/8, $0
+DATA q4kShiftA<>+24(SB)/8, $0x0004000400040004
+GLOBL q4kShiftA<>(SB), RODATA|NOPTR, $32
+
+// q4kMaskA<>: the bits of the shifted q4kPickA words that are kept (6 for
+// scales and mins 0…3, 4 for 4…7); the others come from the q4kPickB words.
+DATA q4kMaskA<>+0(SB)/8, $0x003f003f003f003f
+DATA q4kMaskA<>+8(SB)/8, $0x000f000f000f000f
+DATA q4kMaskA<>+16(SB)/8, $0x003f003f003f003f
+DATA q4kMaskA<>+24(SB)/8, $0x000f000f000f000f
+GLOBL q4kMaskA<>(SB), RODATA|NOPTR, $32
+
+// q4kDup<>: VPERMW indices that repeat words 0…7 (the scales) twice each, and
+// q4kDup<>+32 words 8…15 (the mins).
+DATA q4kDup<>+0(SB)/8, $0x0001000100000000
+DATA q4kDup<>+8(SB)/8, $0x0003000300020002
+DATA q4kDup<>+16(SB)/8, $0x0005000500040004
+DATA q4kDup<>+24(SB)/8, $0x0007000700060006
+DATA q4kDup<>+32(SB)/8, $0x0009000900080008
+DATA q4kDup<>+40(SB)/8, $0x000b000b000a000a
+DATA q4kDup<>+48(SB)/8, $0x000d000d000c000c
+DATA q4kDup<>+56(SB)/8, $0x000f000f000e000e
+GLOBL q4kDup<>(SB), RODATA|NOPTR, $64
+
+// Y1 = the eight 6-bit scales (words 0…7) and mins (words 8…15) of the
+// Q4_K/Q5_K block at B, as scalesMinsK4 unpacks them: the A word masked,
+// or-ed with the top bits of the B word moved to bits 4…5 (one VPTERNLOGD:
+// Y16…Y19 hold q4kPickA, q4kPickB, q4kShiftA, q4kMaskA). Clobbers Y0, Y2.
+#define K4_UNPACK_VEC(B) \
+	VBROADCASTI128 4(B), Y0; \
+	VPSHUFB        Y16, Y0, Y1; \
+	VPSRLVW        Y18, Y1, Y1; \
+	VPSHUFB        Y17, Y0, Y2; \
+	VPSRLW         $2, Y2, Y2; \
+	VPTERNLOGD     $0xe2, Y2, Y19, Y1
+
+// Y6 (even runs) and Y9 (odd runs) += the lanes of chunk k of the block at
+// B: the runs' pairs times their scale, broadcast from the dwords at S.
+#define Q4K_CHUNK_512(B, S, k) \
+	VMOVDQU       16+32*k(B), Y7; \
+	VPSRLW        $4, Y7, Y8; \
+	VPAND         Y13, Y7, Y7; \
+	VPAND         Y13, Y8, Y8; \
+	VPMADDUBSW    64*k(DI), Y7, Y7; \
+	VPDPWSSD.BCST 8*k+S, Y7, Y6; \
+	VPMADDUBSW    64*k+32(DI), Y8, Y8; \
+	VPDPWSSD.BCST 8*k+4+S, Y8, Y9
+
+// One super-block of the Q4_K row at B into the row's chains ACC (the lanes)
+// and ACCM (the minimums), with the 32-byte scale buffer at S (an offset from
+// R9). Needs the constants of dotQ4_KAVX512. Clobbers Y0…Y9, AX.
+#define Q4K_BLOCK_512(B, S, ACC, ACCM) \
+	K4_UNPACK_VEC(B); \
+	VPERMW        Y1, Y20, Y3; \
+	VMOVDQU       Y3, S(R9); \
+	VPERMW        Y1, Y21, Y3; \
+	VPMADDWD      (R8), Y3, Y3; \
+	VPSHUFD       $0xb1, Y3, Y4; \
+	VPADDD        Y4, Y3, Y3; \
+	VCVTDQ2PS     Y3, Y3; \
+	VCVTPH2PS     (B), X5; \
+	VMULPS.BCST   (DX), X5, X5; \
+	VPERMPS       Y5, Y22, Y4; \
+	VFNMADD231PS  Y3, Y4, ACCM; \
+	VBROADCASTSS  X5, Y4; \
+	VPXOR         Y6, Y6, Y6; \
+	VPXOR         Y9, Y9, Y9; \
+	Q4K_CHUNK_512(B, S(R9), 0); \
+	Q4K_CHUNK_512(B, S(R9), 1); \
+	Q4K_CHUNK_512(B, S(R9), 2); \
+	Q4K_CHUNK_512(B, S(R9), 3); \
+	VPADDD        Y9, Y6, Y6; \
+	VCVTDQ2PS     Y6, Y6; \
+	VFMADD231PS   Y6, Y4, ACC
+
+// The constants of the 256-bit AVX-512 Q4_K kernels, and zeroes in the chains
+// Y14, Y15. Clobbers AX.
+#define Q4K_CONSTS_512 \
+	BYTES(0x0f, Y13, X13); \
+	VMOVDQU64 q4kPickA<>(SB), Y16; \
+	VMOVDQU64 q4kPickB<>(SB), Y17; \
+	VMOVDQU64 q4kShiftA<>(SB), Y18; \
+	VMOVDQU64 q4kMaskA<>(SB), Y19; \
+	VMOVDQU64 q4kDup<>(SB), Y20; \
+	VMOVDQU64 q4kDup<>+32(SB), Y21; \
+	DWORDS(1, Y22, X22); \
+	VXORPS    Y15, Y15, Y15; \
+	VXORPS    Y14, Y14, Y14
+
+// X0 = the result of a row from its chains ACC and ACCM (XACCM its low half).
+// Clobbers Y15, X1, X2.
+#define Q4K_ROW_RESULT(ACC, ACCM, XACCM) \
+	VMOVAPS ACC, Y15; \
+	HSUM8_Y15; \
+	VEXTRACTF32X4 $1, ACCM, X1; \
+	VADDPS       X1, XACCM, X1; \
+	VMOVHLPS     X1, X1, X2; \
+	VADDSS       X2, X1, X1; \
+	VADDSS       X1, X0, X0
+
+// func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+//
+// Per super-block the scales, each twice, go to the 32-byte buffer at R9 (in
+// the frame, 32-byte aligned); the mins, each twice, are multiplied with the
+// bsums (VPMADDWD) and added in pairs, so that lanes 2k and 2k+1 hold the
+// twin's minimum sum k, accumulated in Y14 (both lanes the same chain).
+TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $64-44
 	K_ARGS
-	Q4K_BODY(RUN_VNNI, q4kVNNILoop)
+	LEAQ 32(SP), R9 // a 32-byte aligned buffer in the frame
+	ANDQ $-32, R9
+	Q4K_CONSTS_512
+
+q4k512Loop:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	Q4K_BLOCK_512(SI, 0, Y15, Y14)
+	ADDQ       $144, SI
+	ADDQ       $256, DI
+	ADDQ       $4, DX
+	ADDQ       $32, R8
+	DECQ       CX
+	JNZ        q4k512Loop
+
+	Q4K_ROW_RESULT(Y15, Y14, X14)
 	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// Prefetches off bytes ahead into L2 in each of the four rows SI, R11, R12
+// and R13 of the Rows4 kernels.
+#define ROWS4_PREFETCH(off) \
+	PREFETCHT1 off(SI); \
+	PREFETCHT1 off(R11); \
+	PREFETCHT1 off(R12); \
+	PREFETCHT1 off(R13)
+
+// func dotQ4_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
+//
+// dotQ4_KAVX512 for the four rows at w + k·stride, read side by side: four
+// streams, each prefetched 2 KiB ahead into L2 as the bandwidth measurement
+// reads them, which one core pulls from memory faster than one stream (a
+// TinyLlama Q4_K_M decode, 2 threads: 37.3 tok/s a row at a time, 42.6 with
+// this kernel for Q4_K, 45.4 with dotQ6_KRows4AVX512 too). Rows 1…3 keep
+// their chains in Y23…Y28.
+TEXT ·dotQ4_KRows4AVX512(SB), NOSPLIT, $160-56
+	MOVQ w+0(FP), SI
+	MOVQ stride+8(FP), BX
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ bsums+32(FP), R8
+	MOVQ nb+40(FP), CX
+	LEAQ (SI)(BX*1), R11
+	LEAQ (R11)(BX*1), R12
+	LEAQ (R12)(BX*1), R13
+	LEAQ 32(SP), R9 // a 128-byte buffer in the frame, 32-byte aligned
+	ANDQ $-32, R9
+	Q4K_CONSTS_512
+	VXORPS Y23, Y23, Y23
+	VXORPS Y24, Y24, Y24
+	VXORPS Y25, Y25, Y25
+	VXORPS Y26, Y26, Y26
+	VXORPS Y27, Y27, Y27
+	VXORPS Y28, Y28, Y28
+
+q4kRows4Loop:
+	ROWS4_PREFETCH(2048)
+	ROWS4_PREFETCH(2112)
+	ROWS4_PREFETCH(2176)
+	Q4K_BLOCK_512(SI, 0, Y15, Y14)
+	Q4K_BLOCK_512(R11, 32, Y23, Y24)
+	Q4K_BLOCK_512(R12, 64, Y25, Y26)
+	Q4K_BLOCK_512(R13, 96, Y27, Y28)
+	ADDQ       $144, SI
+	ADDQ       $144, R11
+	ADDQ       $144, R12
+	ADDQ       $144, R13
+	ADDQ       $256, DI
+	ADDQ       $4, DX
+	ADDQ       $32, R8
+	DECQ       CX
+	JNZ        q4kRows4Loop
+
+	MOVQ out+48(FP), AX
+	Q4K_ROW_RESULT(Y15, Y14, X14)
+	VMOVSS X0, (AX)
+	Q4K_ROW_RESULT(Y23, Y24, X24)
+	VMOVSS X0, 4(AX)
+	Q4K_ROW_RESULT(Y25, Y26, X26)
+	VMOVSS X0, 8(AX)
+	Q4K_ROW_RESULT(Y27, Y28, X28)
+	VMOVSS  X0, 12(AX)
 	VZEROUPPER
 	RET
 
@@ -303,13 +519,6 @@ TEXT ·dotQ5_KVNNI(SB), NOSPLIT, $0-44
 	VPMADDWD   Y10, Y7, Y7; \
 	VPADDD     Y7, Y6, Y6
 
-#define Q6K_RUN_VNNI(c) \
-	VPMADDUBSW 32*(c)(DI), Y7, Y7; \
-	VPMADDUBSW 32*(c)(DI), Y12, Y10; \
-	VPSUBW     Y10, Y7, Y7; \
-	VPSHUFB    scaleShuf<>+32*(c)(SB), Y1, Y10; \
-	VPDPWSSD   Y10, Y7, Y6
-
 // The four runs of half h: ql at 64h(SI), qh at 128+32h(SI).
 #define Q6K_HALF(RUN, h) \
 	VMOVDQU 128+32*h(SI), Y9; \
@@ -359,17 +568,6 @@ TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-44
 	MOVQ d+16(FP), DX
 	MOVQ nb+32(FP), CX
 	Q6K_BODY(Q6K_RUN_AVX2, q6kAVX2Loop)
-	VMOVSS X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// func dotQ6_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-TEXT ·dotQ6_KVNNI(SB), NOSPLIT, $0-44
-	MOVQ w+0(FP), SI
-	MOVQ qs+8(FP), DI
-	MOVQ d+16(FP), DX
-	MOVQ nb+32(FP), CX
-	Q6K_BODY(Q6K_RUN_VNNI, q6kVNNILoop)
 	VMOVSS X0, ret+40(FP)
 	VZEROUPPER
 	RET
@@ -429,63 +627,129 @@ GLOBL permQuarters<>(SB), RODATA|NOPTR, $64
 	VPERMW     Z1, IDX, Z9; \
 	VPDPWSSD   Z9, Z7, Z6
 
+// One super-block of the Q6_K row at B into the float32 lanes ACC. Needs the
+// constants of dotQ6_KAVX512. Clobbers Z1…Z9, AX.
+#define Q6K_BLOCK_512(B, ACC) \
+	VPMOVSXBW       192(B), Y1; \
+	VPXOR           Y6, Y6, Y6; \
+	VMOVDQU64       (B), Z2; \
+	VBROADCASTI64X4 128(B), Z3; \
+	VPANDQ          Z13, Z2, Z7; \
+	VPSLLVW         Z21, Z3, Z8; \
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
+	Q6K_PAIR512(0, Z16); \
+	VPSRLW          $4, Z2, Z7; \
+	VPANDQ          Z13, Z7, Z7; \
+	VPSRLVW         Z22, Z3, Z8; \
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
+	Q6K_PAIR512(1, Z17); \
+	VMOVDQU64       64(B), Z2; \
+	VBROADCASTI64X4 160(B), Z3; \
+	VPANDQ          Z13, Z2, Z7; \
+	VPSLLVW         Z21, Z3, Z8; \
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
+	Q6K_PAIR512(2, Z18); \
+	VPSRLW          $4, Z2, Z7; \
+	VPANDQ          Z13, Z7, Z7; \
+	VPSRLVW         Z22, Z3, Z8; \
+	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
+	Q6K_PAIR512(3, Z19); \
+	FOLD_Z6; \
+	MOVWLZX         208(B), AX; \
+	VMOVD           AX, X5; \
+	VCVTPH2PS       X5, X5; \
+	VMULSS          (DX), X5, X5; \
+	VBROADCASTSS    X5, Y5; \
+	VCVTDQ2PS       Y6, Y6; \
+	VFMADD231PS     Y6, Y5, ACC
+
+// The constants of the 512-bit Q6_K kernels, and Y15 = 0. Clobbers AX.
+#define Q6K_CONSTS_512 \
+	VMOVDQU64 permQuarters<>(SB), Z16; \
+	PERM_STEPS(4, Z16, Z17, Z18, Z19, Z20); \
+	HALVES(4, 2, Z21, Y21, Y20); \
+	HALVES(0, 2, Z22, Y22, Y20); \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z13; \
+	MOVL         $0x20202020, AX; \
+	VPBROADCASTD AX, Z12; \
+	MOVL         $0x30303030, AX; \
+	VPBROADCASTD AX, Z11; \
+	VXORPS       Y15, Y15, Y15
+
 // func dotQ6_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 TEXT ·dotQ6_KAVX512(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ qs+8(FP), DI
 	MOVQ d+16(FP), DX
 	MOVQ nb+32(FP), CX
-	VMOVDQU64 permQuarters<>(SB), Z16
-	PERM_STEPS(4, Z16, Z17, Z18, Z19, Z20)
-	HALVES(4, 2, Z21, Y21, Y20)
-	HALVES(0, 2, Z22, Y22, Y20)
-	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z13
-	MOVL         $0x20202020, AX
-	VPBROADCASTD AX, Z12
-	MOVL         $0x30303030, AX
-	VPBROADCASTD AX, Z11
-	VXORPS       Y15, Y15, Y15
+	Q6K_CONSTS_512
 
 q6k512Loop:
 	PREFETCHT0 4096(SI)
 	PREFETCHT0 4160(SI)
 	PREFETCHT0 4224(SI)
 	PREFETCHT0 4288(SI)
-	VPMOVSXBW       192(SI), Y1
-	VPXOR           Y6, Y6, Y6
-	VMOVDQU64       (SI), Z2
-	VBROADCASTI64X4 128(SI), Z3
-	VPANDQ          Z13, Z2, Z7
-	VPSLLVW         Z21, Z3, Z8
-	VPTERNLOGD      $0xf8, Z11, Z8, Z7
-	Q6K_PAIR512(0, Z16)
-	VPSRLW          $4, Z2, Z7
-	VPANDQ          Z13, Z7, Z7
-	VPSRLVW         Z22, Z3, Z8
-	VPTERNLOGD      $0xf8, Z11, Z8, Z7
-	Q6K_PAIR512(1, Z17)
-	VMOVDQU64       64(SI), Z2
-	VBROADCASTI64X4 160(SI), Z3
-	VPANDQ          Z13, Z2, Z7
-	VPSLLVW         Z21, Z3, Z8
-	VPTERNLOGD      $0xf8, Z11, Z8, Z7
-	Q6K_PAIR512(2, Z18)
-	VPSRLW          $4, Z2, Z7
-	VPANDQ          Z13, Z7, Z7
-	VPSRLVW         Z22, Z3, Z8
-	VPTERNLOGD      $0xf8, Z11, Z8, Z7
-	Q6K_PAIR512(3, Z19)
-	FOLD_Z6
-	ACC_LANES(208)
-	ADDQ $210, SI
-	ADDQ $256, DI
-	ADDQ $4, DX
-	DECQ CX
-	JNZ  q6k512Loop
+	Q6K_BLOCK_512(SI, Y15)
+	ADDQ       $210, SI
+	ADDQ       $256, DI
+	ADDQ       $4, DX
+	DECQ       CX
+	JNZ        q6k512Loop
 
 	HSUM8_Y15
 	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ6_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
+//
+// dotQ6_KAVX512 for the four rows at w + k·stride, read side by side as
+// dotQ4_KRows4AVX512 reads them. Rows 1…3 keep their lanes in Y23…Y25.
+TEXT ·dotQ6_KRows4AVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ stride+8(FP), BX
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ nb+40(FP), CX
+	LEAQ (SI)(BX*1), R11
+	LEAQ (R11)(BX*1), R12
+	LEAQ (R12)(BX*1), R13
+	Q6K_CONSTS_512
+	VXORPS Y23, Y23, Y23
+	VXORPS Y24, Y24, Y24
+	VXORPS Y25, Y25, Y25
+
+q6kRows4Loop:
+	ROWS4_PREFETCH(2048)
+	ROWS4_PREFETCH(2112)
+	ROWS4_PREFETCH(2176)
+	ROWS4_PREFETCH(2240)
+	Q6K_BLOCK_512(SI, Y15)
+	Q6K_BLOCK_512(R11, Y23)
+	Q6K_BLOCK_512(R12, Y24)
+	Q6K_BLOCK_512(R13, Y25)
+	ADDQ       $210, SI
+	ADDQ       $210, R11
+	ADDQ       $210, R12
+	ADDQ       $210, R13
+	ADDQ       $256, DI
+	ADDQ       $4, DX
+	DECQ       CX
+	JNZ        q6kRows4Loop
+
+	MOVQ    out+48(FP), AX
+	HSUM8_Y15
+	VMOVSS  X0, (AX)
+	VMOVAPS Y23, Y15
+	HSUM8_Y15
+	VMOVSS  X0, 4(AX)
+	VMOVAPS Y24, Y15
+	HSUM8_Y15
+	VMOVSS  X0, 8(AX)
+	VMOVAPS Y25, Y15
+	HSUM8_Y15
+	VMOVSS  X0, 12(AX)
 	VZEROUPPER
 	RET
 
