@@ -413,9 +413,11 @@ func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride
 // out that it has a kernel for, and returns how many it did. The rows of w
 // are rowBytes apart. Q4_0 and Q8_0 rows go four or eight at a time to
 // kernels that share each 512-bit instruction between rows and load the
-// activation once for them (a multiple of four rows; 0 without AVX-512);
-// K-quant rows all go straight to their one-row kernel, without DotRow's
-// dispatch and slicing per row (a few percent of a decode).
+// activation once for them (a multiple of four rows; 0 without AVX-512); from
+// 16 rows on, the eight rows of a call come one from each eighth of the
+// matrix, so that a core reads eight streams. K-quant rows go straight to
+// their kernels (matVecK), without DotRow's dispatch and slicing per row (a
+// few percent of a decode).
 func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	switch t {
 	case Q4_K, Q5_K, Q6_K:
@@ -441,11 +443,30 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 	qs, d := a.Qs[:nb*QK], a.D[:nb]
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
 	r := 0
+	if rows >= 16 {
+		// Eight streams, one row from each eighth of the matrix, each
+		// prefetched 1 KiB ahead (TinyLlama decode, 2 threads: Q4_0 44.3 →
+		// 48.2 tok/s, Q8_0 26.3 → 27.1, against eight neighbouring rows
+		// prefetching the next eight).
+		n := rows / 8
+		var o [8]float32
+		for ; r < n; r++ {
+			if t == Q4_0 {
+				dotQ4_0Rows8AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o, 1024)
+			} else {
+				dotQ8_0Rows8AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o, 1024)
+			}
+			for k := range o {
+				out[r+k*n] = o[k]
+			}
+		}
+		r = 8 * n
+	}
 	for ; r+8 <= rows; r += 8 {
 		if t == Q4_0 {
-			dotQ4_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]))
+			dotQ4_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]), 8*rowBytes)
 		} else {
-			dotQ8_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]))
+			dotQ8_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]), 8*rowBytes)
 		}
 	}
 	for ; r < rows; r += 4 {
@@ -594,15 +615,17 @@ type rows4Kernel func(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *
 //go:noescape
 func dotQ4_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
 
-// dotQ4_0Rows8AVX512 is dotQ4_0Rows4AVX512 for eight rows.
+// dotQ4_0Rows8AVX512 is dotQ4_0Rows4AVX512 for eight rows, prefetching pf
+// bytes ahead of each row into L2.
 //
 //go:noescape
-func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
+func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
 
-// dotQ8_0Rows8AVX512 is dotQ8_0Rows4AVX512 for eight rows.
+// dotQ8_0Rows8AVX512 is dotQ8_0Rows4AVX512 for eight rows, prefetching pf
+// bytes ahead of each row into L2.
 //
 //go:noescape
-func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
+func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
 
 // dotQ8_0Rows4AVX512 is a rows4Kernel giving dotQ8_0Generic's results, with
 // AVX-512 (F, BW, VL) and VNNI.

@@ -387,13 +387,16 @@ qq80Zero:
 // instruction works on several rows; the activation's lane sums make the
 // integer products unsigned.
 //
-// Prefetching: the rows of a call lie side by side in memory, so a stream
-// prefetched a fixed distance ahead soon runs into the next row, which the
-// call is reading anyway, and the next call starts with every stream cold.
-// Each iteration instead prefetches, into L2, the same place in the rows of
-// the next call (a group ahead). On a TinyLlama Q4_0 decode (2 threads) that
-// took the eight-row kernel from 32.4 tok/s (512 bytes ahead, into L1) to
-// 40.9.
+// Prefetching: the four-row kernels prefetch, into L2, the same place in the
+// rows of the next call (a group ahead), as their rows lie side by side: a
+// stream prefetched a fixed distance ahead would soon run into the next row,
+// which the call is reading anyway, and the next call would start with every
+// stream cold. The eight-row kernels take the distance (pf) from the caller:
+// eight rows times the row size for neighbouring rows (the same scheme), or
+// 1 KiB when the rows lie far apart, one from each eighth of the matrix, so
+// that each is a stream of its own (the faster way; see matVecAccel). On a
+// TinyLlama Q4_0 decode (2 threads) prefetching 512 bytes ahead into L1 gave
+// 32.4 tok/s, the next group 40.9, the eighths 48.2.
 
 // Loads the four masks of the rows' words in a 256-bit register: K1 = words
 // 0…3 (row 0), K2 = 4…7, K3 = 8…11, K4 = 12…15. Clobbers AX.
@@ -537,13 +540,13 @@ q40rows4Loop:
 	VMULPS.BCST     D(DX), Z10, Z10; \
 	VFMADD231PS     Z7, Z10, Z15
 
-// func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
+// func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
 //
-// dotQ4_0Rows4AVX512 for eight rows: Z5 has the partial sums of rows 0…3
+// dotQ4_0Rows4AVX512 for eight rows, prefetching pf bytes ahead in each: Z5 has the partial sums of rows 0…3
 // (lane k = row k), Z9 those of rows 4…7; they are added up together so that
 // lane k of Z7 holds [row k, row k, row k+4, row k+4], and the chains of the
 // eight rows run in the lanes of Z15 in that layout.
-TEXT ·dotQ4_0Rows8AVX512(SB), NOSPLIT, $0-48
+TEXT ·dotQ4_0Rows8AVX512(SB), NOSPLIT, $0-56
 	MOVQ rowBytes+8(FP), BX
 	MOVQ w+0(FP), SI
 	MOVQ qs+16(FP), DI
@@ -551,8 +554,9 @@ TEXT ·dotQ4_0Rows8AVX512(SB), NOSPLIT, $0-48
 	MOVQ nb+32(FP), CX
 	LEAQ (BX)(BX*2), R10
 	LEAQ (SI)(BX*4), R11
-	LEAQ (R11)(BX*4), R13
-	LEAQ (R13)(BX*4), R9
+	MOVQ pf+48(FP), R13
+	LEAQ (R11)(R13*1), R9
+	ADDQ SI, R13
 	MOVL  $0x0003, AX
 	KMOVW AX, K1
 	MOVL  $0x0030, AX
@@ -670,12 +674,12 @@ q40rows8Done:
 	VPDPBUSD     Z3, W, L; \
 	Q8_0_PAIR_ACC(R0, R1, Y8, Z8, L, ACC)
 
-// func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32)
+// func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
 //
 // dotQ8_0Rows4AVX512 for eight rows (R11 = the fifth): the pairs of rows
 // accumulate in Z14 (0, 1), Z15 (2, 3), Z16 (4, 5) and Z17 (6, 7). R13 and
 // R9 point into the next call's rows for the prefetches.
-TEXT ·dotQ8_0Rows8AVX512(SB), NOSPLIT, $0-48
+TEXT ·dotQ8_0Rows8AVX512(SB), NOSPLIT, $0-56
 	MOVQ rowBytes+8(FP), BX
 	MOVQ w+0(FP), SI
 	MOVQ qs+16(FP), DI
@@ -683,8 +687,9 @@ TEXT ·dotQ8_0Rows8AVX512(SB), NOSPLIT, $0-48
 	MOVQ nb+32(FP), CX
 	LEAQ (BX)(BX*2), R10
 	LEAQ (SI)(BX*4), R11
-	LEAQ (R11)(BX*4), R13
-	LEAQ (R13)(BX*4), R9
+	MOVQ pf+48(FP), R13
+	LEAQ (R11)(R13*1), R9
+	ADDQ SI, R13
 	ROW_MASKS2
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Z13

@@ -545,7 +545,7 @@ func TestTwinMatVec(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := twinActivation(r, tw.typ, n, twinActivationStyles[i])
-			for rows := 1; rows <= 13; rows += 3 {
+			for rows := 1; rows <= 37; rows += 3 { // the multi-stream paths start at 8 and 16 rows
 				w := twinWeights(r, tw.typ, rows*n, twinScaleStyles[(i+rows)%len(twinScaleStyles)])
 				out := make([]float32, rows)
 				MatVec(tw.typ, atOffset(w, rows), rowBytes, a, out)
