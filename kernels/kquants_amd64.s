@@ -620,16 +620,33 @@ GLOBL permQuarters<>(SB), RODATA|NOPTR, $64
 // Z6 += the lanes of pair p from its quants in Z7 and the activation at
 // 64p(DI), minus 32 times the activation, times the scales IDX picks. Z12
 // holds bytes 0x20. Clobbers Z7, Z8, Z9.
-#define Q6K_PAIR512(p, IDX) \
+#define Q6K_PAIR512(p, IDX, OFF) \
 	VPMADDUBSW 64*(p)(DI), Z7, Z7; \
 	VPMADDUBSW 64*(p)(DI), Z12, Z8; \
 	VPSUBW     Z8, Z7, Z7; \
 	VPERMW     Z1, IDX, Z9; \
 	VPDPWSSD   Z9, Z7, Z6
 
-// One super-block of the Q6_K row at B into the float32 lanes ACC. Needs the
-// constants of dotQ6_KAVX512. Clobbers Z1…Z9, AX.
-#define Q6K_BLOCK_512(B, ACC) \
+// Q6K_PAIR512 with 32 times the activation's pairs already in OFF (the same
+// for every row: Q6K_OFFSETS).
+#define Q6K_PAIR512_PRE(p, IDX, OFF) \
+	VPMADDUBSW 64*(p)(DI), Z7, Z7; \
+	VPSUBW     OFF, Z7, Z7; \
+	VPERMW     Z1, IDX, Z9; \
+	VPDPWSSD   Z9, Z7, Z6
+
+// Z26…Z29 = 32 times the pairs of the super-block's activation (at DI), for
+// Q6K_PAIR512_PRE.
+#define Q6K_OFFSETS \
+	VPMADDUBSW (DI), Z12, Z26; \
+	VPMADDUBSW 64(DI), Z12, Z27; \
+	VPMADDUBSW 128(DI), Z12, Z28; \
+	VPMADDUBSW 192(DI), Z12, Z29
+
+// One super-block of the Q6_K row at B into the float32 lanes ACC, its pairs
+// formed with PAIR (Q6K_PAIR512 or Q6K_PAIR512_PRE). Needs the constants of
+// dotQ6_KAVX512. Clobbers Z1…Z9, AX.
+#define Q6K_BLOCK_512(PAIR, B, ACC) \
 	VPMOVSXBW       192(B), Y1; \
 	VPXOR           Y6, Y6, Y6; \
 	VMOVDQU64       (B), Z2; \
@@ -637,23 +654,23 @@ GLOBL permQuarters<>(SB), RODATA|NOPTR, $64
 	VPANDQ          Z13, Z2, Z7; \
 	VPSLLVW         Z21, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	Q6K_PAIR512(0, Z16); \
+	PAIR(0, Z16, Z26); \
 	VPSRLW          $4, Z2, Z7; \
 	VPANDQ          Z13, Z7, Z7; \
 	VPSRLVW         Z22, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	Q6K_PAIR512(1, Z17); \
+	PAIR(1, Z17, Z27); \
 	VMOVDQU64       64(B), Z2; \
 	VBROADCASTI64X4 160(B), Z3; \
 	VPANDQ          Z13, Z2, Z7; \
 	VPSLLVW         Z21, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	Q6K_PAIR512(2, Z18); \
+	PAIR(2, Z18, Z28); \
 	VPSRLW          $4, Z2, Z7; \
 	VPANDQ          Z13, Z7, Z7; \
 	VPSRLVW         Z22, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	Q6K_PAIR512(3, Z19); \
+	PAIR(3, Z19, Z29); \
 	FOLD_Z6; \
 	MOVWLZX         208(B), AX; \
 	VMOVD           AX, X5; \
@@ -690,7 +707,7 @@ q6k512Loop:
 	PREFETCHT0 4160(SI)
 	PREFETCHT0 4224(SI)
 	PREFETCHT0 4288(SI)
-	Q6K_BLOCK_512(SI, Y15)
+	Q6K_BLOCK_512(Q6K_PAIR512, SI, Y15)
 	ADDQ       $210, SI
 	ADDQ       $256, DI
 	ADDQ       $4, DX
@@ -725,10 +742,11 @@ q6kRows4Loop:
 	ROWS4_PREFETCH(1088)
 	ROWS4_PREFETCH(1152)
 	ROWS4_PREFETCH(1216)
-	Q6K_BLOCK_512(SI, Y15)
-	Q6K_BLOCK_512(R11, Y23)
-	Q6K_BLOCK_512(R12, Y24)
-	Q6K_BLOCK_512(R13, Y25)
+	Q6K_OFFSETS
+	Q6K_BLOCK_512(Q6K_PAIR512_PRE, SI, Y15)
+	Q6K_BLOCK_512(Q6K_PAIR512_PRE, R11, Y23)
+	Q6K_BLOCK_512(Q6K_PAIR512_PRE, R12, Y24)
+	Q6K_BLOCK_512(Q6K_PAIR512_PRE, R13, Y25)
 	ADDQ       $210, SI
 	ADDQ       $210, R11
 	ADDQ       $210, R12
