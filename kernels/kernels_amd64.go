@@ -254,6 +254,11 @@ func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //go:noescape
 func dotQ4_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
 
+// dotQ4_KRows6AVX512 is dotQ4_KRows4AVX512 for six rows.
+//
+//go:noescape
+func dotQ4_KRows6AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[6]float32)
+
 // dotQ6_KRows4AVX512 sets out[k] to dotQ6_KAVX512 of the row at w + k·stride
 // (k < 4), reading the four rows side by side.
 //
@@ -565,8 +570,9 @@ func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 
 // matVecK is matVecAccel for the K-quant types: every row with the type's
 // one-row kernel (none when the CPU has no kernel for t), except that with
-// AVX-512 Q4_K and Q6_K rows go four at a time, one from each quarter of the
-// matrix, so that the core reads four streams.
+// AVX-512 Q4_K rows go six at a time, one from each sixth of the matrix, and
+// Q6_K rows four at a time, one from each quarter, so that the core reads
+// several streams.
 func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	var k kKernel
 	switch t {
@@ -584,7 +590,20 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
 	_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
 	r := 0
-	if hasAVX512 && (t == Q4_K || t == Q6_K) && len(out) >= 8 {
+	switch {
+	case hasAVX512 && t == Q4_K && len(out) >= 12:
+		// Six streams: rows r, r+n, …, r+5n of the six sixths (TinyLlama
+		// Q4_K_M decode, 2 threads: 47.0 tok/s against 46.2 with four).
+		n := len(out) / 6
+		var o [6]float32
+		for ; r < n; r++ {
+			dotQ4_KRows6AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
+			for k := range o {
+				out[r+k*n] = o[k]
+			}
+		}
+		r = 6 * n
+	case hasAVX512 && (t == Q4_K || t == Q6_K) && len(out) >= 8:
 		// Four streams: rows r, r+n, r+2n and r+3n of the four quarters.
 		n := len(out) / 4
 		var o [4]float32

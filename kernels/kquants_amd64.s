@@ -428,6 +428,80 @@ q4kRows4Loop:
 	VZEROUPPER
 	RET
 
+// func dotQ4_KRows6AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[6]float32)
+//
+// dotQ4_KRows4AVX512 for six rows (R14 and R10 the last two); rows 1…5 keep
+// their chains in Y23…Y30, Y10 and Y11.
+TEXT ·dotQ4_KRows6AVX512(SB), NOSPLIT, $224-56
+	MOVQ w+0(FP), SI
+	MOVQ stride+8(FP), BX
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ bsums+32(FP), R8
+	MOVQ nb+40(FP), CX
+	LEAQ (SI)(BX*1), R11
+	LEAQ (R11)(BX*1), R12
+	LEAQ (R12)(BX*1), R13
+	LEAQ (R13)(BX*1), R14
+	LEAQ (R14)(BX*1), R10
+	LEAQ 32(SP), R9 // a 192-byte buffer in the frame, 32-byte aligned
+	ANDQ $-32, R9
+	Q4K_CONSTS_512
+	VXORPS Y23, Y23, Y23
+	VXORPS Y24, Y24, Y24
+	VXORPS Y25, Y25, Y25
+	VXORPS Y26, Y26, Y26
+	VXORPS Y27, Y27, Y27
+	VXORPS Y28, Y28, Y28
+	VXORPS Y29, Y29, Y29
+	VXORPS Y30, Y30, Y30
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+q4kRows6Loop:
+	ROWS4_PREFETCH(1024)
+	ROWS4_PREFETCH(1088)
+	ROWS4_PREFETCH(1152)
+	PREFETCHT1 1024(R14)
+	PREFETCHT1 1024(R10)
+	PREFETCHT1 1088(R14)
+	PREFETCHT1 1088(R10)
+	PREFETCHT1 1152(R14)
+	PREFETCHT1 1152(R10)
+	Q4K_BLOCK_512(SI, 0, Y15, Y14)
+	Q4K_BLOCK_512(R11, 32, Y23, Y24)
+	Q4K_BLOCK_512(R12, 64, Y25, Y26)
+	Q4K_BLOCK_512(R13, 96, Y27, Y28)
+	Q4K_BLOCK_512(R14, 128, Y29, Y30)
+	Q4K_BLOCK_512(R10, 160, Y10, Y11)
+	ADDQ       $144, SI
+	ADDQ       $144, R11
+	ADDQ       $144, R12
+	ADDQ       $144, R13
+	ADDQ       $144, R14
+	ADDQ       $144, R10
+	ADDQ       $256, DI
+	ADDQ       $4, DX
+	ADDQ       $32, R8
+	DECQ       CX
+	JNZ        q4kRows6Loop
+
+	MOVQ out+48(FP), AX
+	Q4K_ROW_RESULT(Y15, Y14, X14)
+	VMOVSS X0, (AX)
+	Q4K_ROW_RESULT(Y23, Y24, X24)
+	VMOVSS X0, 4(AX)
+	Q4K_ROW_RESULT(Y25, Y26, X26)
+	VMOVSS X0, 8(AX)
+	Q4K_ROW_RESULT(Y27, Y28, X28)
+	VMOVSS X0, 12(AX)
+	Q4K_ROW_RESULT(Y29, Y30, X30)
+	VMOVSS X0, 16(AX)
+	Q4K_ROW_RESULT(Y10, Y11, X11)
+	VMOVSS X0, 20(AX)
+	VZEROUPPER
+	RET
+
 // Y7 |= bit c of each byte of the Q5_K high bits in Y10, moved to bit 4
 // (SHIFT is VPSLLW or VPSRLW by n; a word shift keeps bit 4 of every byte
 // clean for the shifts used). Y12 holds bytes 0x10. Clobbers Y9.
