@@ -245,17 +245,12 @@ DATA q4kMaskA<>+16(SB)/8, $0x003f003f003f003f
 DATA q4kMaskA<>+24(SB)/8, $0x000f000f000f000f
 GLOBL q4kMaskA<>(SB), RODATA|NOPTR, $32
 
-// q4kDup<>: VPERMW indices that repeat words 0…7 (the scales) twice each, and
-// q4kDup<>+32 words 8…15 (the mins).
+// q4kDup<>: VPERMW indices that repeat words 0…7 (the scales) twice each.
 DATA q4kDup<>+0(SB)/8, $0x0001000100000000
 DATA q4kDup<>+8(SB)/8, $0x0003000300020002
 DATA q4kDup<>+16(SB)/8, $0x0005000500040004
 DATA q4kDup<>+24(SB)/8, $0x0007000700060006
-DATA q4kDup<>+32(SB)/8, $0x0009000900080008
-DATA q4kDup<>+40(SB)/8, $0x000b000b000a000a
-DATA q4kDup<>+48(SB)/8, $0x000d000d000c000c
-DATA q4kDup<>+56(SB)/8, $0x000f000f000e000e
-GLOBL q4kDup<>(SB), RODATA|NOPTR, $64
+GLOBL q4kDup<>(SB), RODATA|NOPTR, $32
 
 // Y1 = the eight 6-bit scales (words 0…7) and mins (words 8…15) of the
 // Q4_K/Q5_K block at B, as scalesMinsK4 unpacks them: the A word masked,
@@ -288,10 +283,7 @@ GLOBL q4kDup<>(SB), RODATA|NOPTR, $64
 	K4_UNPACK_VEC(B); \
 	VPERMW        Y1, Y20, Y3; \
 	VMOVDQU       Y3, S(R9); \
-	VPERMW        Y1, Y21, Y3; \
-	VPMADDWD      (R8), Y3, Y3; \
-	VPSHUFD       $0xb1, Y3, Y4; \
-	VPADDD        Y4, Y3, Y3; \
+	VPMADDWD      Y31, Y1, Y3; \
 	VCVTDQ2PS     Y3, Y3; \
 	VCVTPH2PS     (B), X5; \
 	VMULPS.BCST   (DX), X5, X5; \
@@ -308,6 +300,13 @@ GLOBL q4kDup<>(SB), RODATA|NOPTR, $64
 	VCVTDQ2PS     Y6, Y6; \
 	VFMADD231PS   Y6, Y4, ACC
 
+// Y31 = the sums of the super-block's bsums (at R8) in pairs, as words 8…15,
+// the words of the mins in Y1 (words 0…7: leftovers). Needs Y12 = words 1.
+#define Q4K_BSUM_PAIRS \
+	VPMADDWD  (R8), Y12, Y31; \
+	VPACKSSDW Y31, Y31, Y31; \
+	VPERMQ    $0x80, Y31, Y31
+
 // The constants of the 256-bit AVX-512 Q4_K kernels, and zeroes in the chains
 // Y14, Y15. Clobbers AX.
 #define Q4K_CONSTS_512 \
@@ -317,21 +316,22 @@ GLOBL q4kDup<>(SB), RODATA|NOPTR, $64
 	VMOVDQU64 q4kShiftA<>(SB), Y18; \
 	VMOVDQU64 q4kMaskA<>(SB), Y19; \
 	VMOVDQU64 q4kDup<>(SB), Y20; \
-	VMOVDQU64 q4kDup<>+32(SB), Y21; \
 	DWORDS(1, Y22, X22); \
+	DWORDS(0x00010001, Y12, X12); \
 	VXORPS    Y15, Y15, Y15; \
 	VXORPS    Y14, Y14, Y14
 
-// X0 = the result of a row from its chains ACC and ACCM (XACCM its low half).
-// Clobbers Y15, X1, X2.
-#define Q4K_ROW_RESULT(ACC, ACCM, XACCM) \
-	VMOVAPS ACC, Y15; \
+// X0 = the result of a row from its chains ACC and ACCM (the minimum sums
+// k = 0…3 in lanes 4+k). Clobbers Y15, X1, X2.
+#define Q4K_ROW_RESULT(ACC, ACCM) \
+	VMOVAPS       ACC, Y15; \
 	HSUM8_Y15; \
 	VEXTRACTF32X4 $1, ACCM, X1; \
-	VADDPS       X1, XACCM, X1; \
-	VMOVHLPS     X1, X1, X2; \
-	VADDSS       X2, X1, X1; \
-	VADDSS       X1, X0, X0
+	VMOVHLPS      X1, X1, X2; \
+	VADDPS        X2, X1, X1; \
+	VMOVSHDUP     X1, X2; \
+	VADDSS        X2, X1, X1; \
+	VADDSS        X1, X0, X0
 
 // func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
@@ -349,6 +349,7 @@ q4k512Loop:
 	PREFETCHT0 4096(SI)
 	PREFETCHT0 4160(SI)
 	PREFETCHT0 4224(SI)
+	Q4K_BSUM_PAIRS
 	Q4K_BLOCK_512(SI, 0, Y15, Y14)
 	ADDQ       $144, SI
 	ADDQ       $256, DI
@@ -357,7 +358,7 @@ q4k512Loop:
 	DECQ       CX
 	JNZ        q4k512Loop
 
-	Q4K_ROW_RESULT(Y15, Y14, X14)
+	Q4K_ROW_RESULT(Y15, Y14)
 	VMOVSS X0, ret+40(FP)
 	VZEROUPPER
 	RET
@@ -402,6 +403,7 @@ q4kRows4Loop:
 	ROWS4_PREFETCH(1024)
 	ROWS4_PREFETCH(1088)
 	ROWS4_PREFETCH(1152)
+	Q4K_BSUM_PAIRS
 	Q4K_BLOCK_512(SI, 0, Y15, Y14)
 	Q4K_BLOCK_512(R11, 32, Y23, Y24)
 	Q4K_BLOCK_512(R12, 64, Y25, Y26)
@@ -417,13 +419,13 @@ q4kRows4Loop:
 	JNZ        q4kRows4Loop
 
 	MOVQ out+48(FP), AX
-	Q4K_ROW_RESULT(Y15, Y14, X14)
+	Q4K_ROW_RESULT(Y15, Y14)
 	VMOVSS X0, (AX)
-	Q4K_ROW_RESULT(Y23, Y24, X24)
+	Q4K_ROW_RESULT(Y23, Y24)
 	VMOVSS X0, 4(AX)
-	Q4K_ROW_RESULT(Y25, Y26, X26)
+	Q4K_ROW_RESULT(Y25, Y26)
 	VMOVSS X0, 8(AX)
-	Q4K_ROW_RESULT(Y27, Y28, X28)
+	Q4K_ROW_RESULT(Y27, Y28)
 	VMOVSS  X0, 12(AX)
 	VZEROUPPER
 	RET
@@ -468,6 +470,7 @@ q4kRows6Loop:
 	PREFETCHT1 1088(R10)
 	PREFETCHT1 1152(R14)
 	PREFETCHT1 1152(R10)
+	Q4K_BSUM_PAIRS
 	Q4K_BLOCK_512(SI, 0, Y15, Y14)
 	Q4K_BLOCK_512(R11, 32, Y23, Y24)
 	Q4K_BLOCK_512(R12, 64, Y25, Y26)
@@ -487,17 +490,17 @@ q4kRows6Loop:
 	JNZ        q4kRows6Loop
 
 	MOVQ out+48(FP), AX
-	Q4K_ROW_RESULT(Y15, Y14, X14)
+	Q4K_ROW_RESULT(Y15, Y14)
 	VMOVSS X0, (AX)
-	Q4K_ROW_RESULT(Y23, Y24, X24)
+	Q4K_ROW_RESULT(Y23, Y24)
 	VMOVSS X0, 4(AX)
-	Q4K_ROW_RESULT(Y25, Y26, X26)
+	Q4K_ROW_RESULT(Y25, Y26)
 	VMOVSS X0, 8(AX)
-	Q4K_ROW_RESULT(Y27, Y28, X28)
+	Q4K_ROW_RESULT(Y27, Y28)
 	VMOVSS X0, 12(AX)
-	Q4K_ROW_RESULT(Y29, Y30, X30)
+	Q4K_ROW_RESULT(Y29, Y30)
 	VMOVSS X0, 16(AX)
-	Q4K_ROW_RESULT(Y10, Y11, X11)
+	Q4K_ROW_RESULT(Y10, Y11)
 	VMOVSS X0, 20(AX)
 	VZEROUPPER
 	RET
