@@ -570,9 +570,9 @@ func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 
 // matVecK is matVecAccel for the K-quant types: every row with the type's
 // one-row kernel (none when the CPU has no kernel for t), except that with
-// AVX-512 Q4_K rows go six at a time, one from each sixth of the matrix, and
-// Q6_K rows four at a time, one from each quarter, so that the core reads
-// several streams.
+// AVX-512 Q4_K rows go six at a time, one from each sixth of the matrix
+// (four from quarters below 12 rows), and Q6_K rows four at a time, one from
+// each quarter, so that the core reads several streams.
 func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	var k kKernel
 	switch t {

@@ -206,11 +206,13 @@ TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
 
 // The 256-bit AVX-512 tier of Q4_K (AVX512BW, VL and VNNI; no 512-bit
 // registers, which on Intel cores would take a vector port away from every
-// other instruction). Against the VNNI kernel it saves two thirds of the
+// other instruction). Against the AVX2 kernel (Q4K_BODY) it saves most of the
 // scale work: the 6-bit scales and mins are unpacked with vector shuffles
-// (K4_UNPACK_VEC) instead of general registers, and each run's scale reaches
-// VPDPWSSD as a broadcast load from a small stack buffer instead of a VPSHUFB.
-// The integer lanes are the same exact sums, so the result is bit-identical.
+// (K4_UNPACK_VEC) instead of general registers, each run's scale reaches
+// VPDPWSSD as a broadcast load from a small stack buffer instead of a
+// VPSHUFB, and the mins meet the bsums summed in pairs once per super-block
+// for all rows (Q4K_BSUM_PAIRS). The integer lanes are the same exact sums,
+// so the result is bit-identical.
 
 // q4kPickA<>: the bytes of the scale field (both 128-bit lanes hold its 12
 // bytes) that give the low bits of the eight scales (low lane: bytes 0…3,
@@ -277,8 +279,9 @@ GLOBL q4kDup<>(SB), RODATA|NOPTR, $32
 	VPDPWSSD.BCST 8*k+4+S, Y8, Y9
 
 // One super-block of the Q4_K row at B into the row's chains ACC (the lanes)
-// and ACCM (the minimums), with the 32-byte scale buffer at S (an offset from
-// R9). Needs the constants of dotQ4_KAVX512. Clobbers Y0…Y9, AX.
+// and ACCM (the minimums, in lanes 4…7), with the 32-byte scale buffer at S
+// (an offset from R9). Needs Q4K_CONSTS_512 and the super-block's
+// Q4K_BSUM_PAIRS. Clobbers Y0…Y9.
 #define Q4K_BLOCK_512(B, S, ACC, ACCM) \
 	K4_UNPACK_VEC(B); \
 	VPERMW        Y1, Y20, Y3; \
@@ -300,8 +303,9 @@ GLOBL q4kDup<>(SB), RODATA|NOPTR, $32
 	VCVTDQ2PS     Y6, Y6; \
 	VFMADD231PS   Y6, Y4, ACC
 
-// Y31 = the sums of the super-block's bsums (at R8) in pairs, as words 8…15,
-// the words of the mins in Y1 (words 0…7: leftovers). Needs Y12 = words 1.
+// Y31 = the super-block's bsums (at R8) summed in pairs, in words 8…15, where
+// K4_UNPACK_VEC leaves the mins (words 0…7 hold leftovers, whose products go
+// to lanes the kernels never read). Needs Y12 = words 1.
 #define Q4K_BSUM_PAIRS \
 	VPMADDWD  (R8), Y12, Y31; \
 	VPACKSSDW Y31, Y31, Y31; \
@@ -336,9 +340,9 @@ GLOBL q4kDup<>(SB), RODATA|NOPTR, $32
 // func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
 // Per super-block the scales, each twice, go to the 32-byte buffer at R9 (in
-// the frame, 32-byte aligned); the mins, each twice, are multiplied with the
-// bsums (VPMADDWD) and added in pairs, so that lanes 2k and 2k+1 hold the
-// twin's minimum sum k, accumulated in Y14 (both lanes the same chain).
+// the frame, 32-byte aligned); the mins are multiplied with the bsum pairs
+// (VPMADDWD), so that lane 4+k holds the twin's minimum sum k, accumulated in
+// Y14.
 TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $64-44
 	K_ARGS
 	LEAQ 32(SP), R9 // a 32-byte aligned buffer in the frame
