@@ -28,7 +28,7 @@ func (j *coverJob) Do(lo, hi int) {
 // TestPoolRunCoversOnce runs many jobs of many sizes back to back, with
 // spinning and with workers that park at once, and checks that every index is
 // done exactly once, in chunks that start on the grain and number at most
-// the pool's threads.
+// the large and small chunks of the pool's threads.
 func TestPoolRunCoversOnce(t *testing.T) {
 	for _, spin := range []time.Duration{poolSpin, 0} {
 		for _, threads := range []int{1, 2, 3, 5} {
@@ -42,7 +42,7 @@ func TestPoolRunCoversOnce(t *testing.T) {
 							t.Fatalf("spin %d, %d threads, n=%d grain=%d: index %d done %d times", spin, threads, n, grain, i, h)
 						}
 					}
-					if c := int(j.calls.Load()); c > threads || (n > 0 && c == 0) {
+					if c := int(j.calls.Load()); c > threads*(1+smallPerThread) || (n > 0 && c == 0) {
 						t.Fatalf("spin %d, %d threads, n=%d: %d chunks", spin, threads, n, c)
 					}
 					if j.bad.Load() != 0 {
@@ -84,5 +84,37 @@ func BenchmarkPoolRun(b *testing.B) {
 	j := &coverJob{hits: make([]atomic.Int32, 2), grain: 1}
 	for b.Loop() {
 		p.Run(2, 1, j)
+	}
+}
+
+// TestSplitLargeChunksFirst checks the cut of a job: one large chunk per
+// thread, of equal size and together about largeShare of the units, then the
+// small chunks of the rest, in order, without gaps, ending at n.
+func TestSplitLargeChunksFirst(t *testing.T) {
+	for _, tc := range []struct{ n, grain, threads int }{
+		{5632, 16, 2}, {2048, 16, 2}, {256, 16, 2}, {32, 1, 2}, {32000, 16, 3}, {2, 1, 2}, {100, 7, 5},
+	} {
+		s := newSplit(tc.n, tc.grain, tc.threads)
+		units := (tc.n + tc.grain - 1) / tc.grain
+		if s.bound(0) != 0 || s.bound(s.parts) != tc.n {
+			t.Fatalf("%+v: chunks span [%d, %d)", tc, s.bound(0), s.bound(s.parts))
+		}
+		for k := 0; k < s.parts; k++ {
+			if s.bound(k) > s.bound(k+1) {
+				t.Fatalf("%+v: chunk %d ends before it starts", tc, k)
+			}
+		}
+		for k := 1; k < tc.threads; k++ {
+			if s.bound(k+1)-s.bound(k) != s.bound(1) {
+				t.Fatalf("%+v: large chunk %d has %d indices, chunk 0 %d", tc, k, s.bound(k+1)-s.bound(k), s.bound(1))
+			}
+		}
+		large := tc.threads * s.large
+		if want := units * largeShare / 100; large > want || large < want-tc.threads {
+			t.Fatalf("%+v: large chunks hold %d of %d units, want about %d", tc, large, units, want)
+		}
+		if small := s.parts - tc.threads; small > tc.threads*smallPerThread || (units > large && small == 0) {
+			t.Fatalf("%+v: %d small chunks for %d units", tc, small, units-large)
+		}
 	}
 }
