@@ -20,8 +20,8 @@ type Job interface {
 //
 // A job is cut into one large chunk per thread, together about
 // largeShare of it, and smallPerThread small chunks per thread for the rest;
-// the threads take chunks in order from a shared counter, so each starts on a
-// large one and those that finish first take the small ones. On the 2-core
+// the threads take chunks in order from a shared counter, so each normally
+// starts on a large one and those that finish first take the small ones. On the 2-core
 // machine the project is measured on, the two halves of a product took up to
 // 7 % longer on one thread than on the other, depending on the matrix
 // (memory placement), and evenly cut chunks made the other wait; small
