@@ -248,13 +248,8 @@ func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //go:noescape
 func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 
-// dotQ4_KRows4AVX512 sets out[k] to dotQ4_KAVX512 of the row at w + k·stride
-// (k < 4), reading the four rows side by side.
-//
-//go:noescape
-func dotQ4_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
-
-// dotQ4_KRows6AVX512 is dotQ4_KRows4AVX512 for six rows.
+// dotQ4_KRows6AVX512 sets out[k] to dotQ4_KAVX512 of the row at w + k·stride
+// (k < 6), reading the six rows side by side.
 //
 //go:noescape
 func dotQ4_KRows6AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[6]float32)
@@ -452,27 +447,21 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 		// Eight streams, one row from each eighth of the matrix, each
 		// prefetched 1 KiB ahead (TinyLlama decode, 2 threads: Q4_0 44.3 →
 		// 48.2 tok/s, Q8_0 26.3 → 27.1, against eight neighbouring rows
-		// prefetching the next eight).
+		// prefetching the next eight); the rest, and smaller matrices, go
+		// four neighbouring rows at a time.
 		n := rows / 8
 		var o [8]float32
 		for ; r < n; r++ {
 			if t == Q4_0 {
-				dotQ4_0Rows8AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o, 1024)
+				dotQ4_0Rows8AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
 			} else {
-				dotQ8_0Rows8AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o, 1024)
+				dotQ8_0Rows8AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
 			}
 			for k := range o {
 				out[r+k*n] = o[k]
 			}
 		}
 		r = 8 * n
-	}
-	for ; r+8 <= rows; r += 8 {
-		if t == Q4_0 {
-			dotQ4_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]), 8*rowBytes)
-		} else {
-			dotQ8_0Rows8AVX512(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[8]float32)(out[r:]), 8*rowBytes)
-		}
 	}
 	for ; r < rows; r += 4 {
 		k(&w[r*rowBytes], rowBytes, &qs[0], &d[0], nb, (*[4]float32)(out[r:]))
@@ -570,9 +559,9 @@ func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 
 // matVecK is matVecAccel for the K-quant types: every row with the type's
 // one-row kernel (none when the CPU has no kernel for t), except that with
-// AVX-512 Q4_K rows go six at a time, one from each sixth of the matrix
-// (four from quarters below 12 rows), and Q6_K rows four at a time, one from
-// each quarter, so that the core reads several streams.
+// AVX-512 Q4_K rows go six at a time, one from each sixth of the matrix (from
+// 12 rows on), and Q6_K rows four at a time, one from each quarter (from 8),
+// so that the core reads several streams.
 func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	var k kKernel
 	switch t {
@@ -593,7 +582,8 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	switch {
 	case hasAVX512 && t == Q4_K && len(out) >= 12:
 		// Six streams: rows r, r+n, …, r+5n of the six sixths (TinyLlama
-		// Q4_K_M decode, 2 threads: 47.0 tok/s against 46.2 with four).
+		// Q4_K_M decode, 2 threads: 47.0 tok/s against 46.2 with four;
+		// smaller matrices go a row at a time).
 		n := len(out) / 6
 		var o [6]float32
 		for ; r < n; r++ {
@@ -603,16 +593,12 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 			}
 		}
 		r = 6 * n
-	case hasAVX512 && (t == Q4_K || t == Q6_K) && len(out) >= 8:
+	case hasAVX512 && t == Q6_K && len(out) >= 8:
 		// Four streams: rows r, r+n, r+2n and r+3n of the four quarters.
 		n := len(out) / 4
 		var o [4]float32
 		for ; r < n; r++ {
-			if t == Q4_K {
-				dotQ4_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-			} else {
-				dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-			}
+			dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
 			out[r], out[r+n], out[r+2*n], out[r+3*n] = o[0], o[1], o[2], o[3]
 		}
 		r = 4 * n
@@ -634,17 +620,17 @@ type rows4Kernel func(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *
 //go:noescape
 func dotQ4_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
 
-// dotQ4_0Rows8AVX512 is dotQ4_0Rows4AVX512 for eight rows, prefetching pf
-// bytes ahead of each row into L2.
+// dotQ4_0Rows8AVX512 is dotQ4_0Rows4AVX512 for the eight rows at w + k·stride
+// (far apart: each is prefetched 1 KiB ahead into L2 as a stream of its own).
 //
 //go:noescape
-func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
+func dotQ4_0Rows8AVX512(w *byte, stride int, qs *int8, d *float32, nb int, out *[8]float32)
 
-// dotQ8_0Rows8AVX512 is dotQ8_0Rows4AVX512 for eight rows, prefetching pf
-// bytes ahead of each row into L2.
+// dotQ8_0Rows8AVX512 is dotQ8_0Rows4AVX512 for the eight rows at w + k·stride
+// (far apart: each is prefetched 1 KiB ahead into L2 as a stream of its own).
 //
 //go:noescape
-func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
+func dotQ8_0Rows8AVX512(w *byte, stride int, qs *int8, d *float32, nb int, out *[8]float32)
 
 // dotQ8_0Rows4AVX512 is a rows4Kernel giving dotQ8_0Generic's results, with
 // AVX-512 (F, BW, VL) and VNNI.

@@ -367,77 +367,23 @@ q4k512Loop:
 	VZEROUPPER
 	RET
 
-// Prefetches off bytes ahead into L2 in each of the four rows SI, R11, R12
-// and R13 of the Rows4 kernels.
+// Prefetches off bytes ahead into L2 in each of the rows SI, R11, R12 and R13
+// of the multi-row K-quant kernels (the first four).
 #define ROWS4_PREFETCH(off) \
 	PREFETCHT1 off(SI); \
 	PREFETCHT1 off(R11); \
 	PREFETCHT1 off(R12); \
 	PREFETCHT1 off(R13)
 
-// func dotQ4_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
+// func dotQ4_KRows6AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[6]float32)
 //
-// dotQ4_KAVX512 for the four rows at w + k·stride, read side by side: four
+// dotQ4_KAVX512 for the six rows at w + k·stride, read side by side: six
 // streams, each prefetched 1 KiB ahead into L2 (the pattern of the bandwidth
 // measurement), which one core pulls from memory faster than one stream (a
 // TinyLlama Q4_K_M decode, 2 threads: 37.3 tok/s a row at a time, 42.6 with
-// this kernel for Q4_K, 45.4 with dotQ6_KRows4AVX512 too, 46.2 prefetching
-// 1 KiB ahead instead of 2). Rows 1…3 keep their chains in Y23…Y28.
-TEXT ·dotQ4_KRows4AVX512(SB), NOSPLIT, $160-56
-	MOVQ w+0(FP), SI
-	MOVQ stride+8(FP), BX
-	MOVQ qs+16(FP), DI
-	MOVQ d+24(FP), DX
-	MOVQ bsums+32(FP), R8
-	MOVQ nb+40(FP), CX
-	LEAQ (SI)(BX*1), R11
-	LEAQ (R11)(BX*1), R12
-	LEAQ (R12)(BX*1), R13
-	LEAQ 32(SP), R9 // a 128-byte buffer in the frame, 32-byte aligned
-	ANDQ $-32, R9
-	Q4K_CONSTS_512
-	VXORPS Y23, Y23, Y23
-	VXORPS Y24, Y24, Y24
-	VXORPS Y25, Y25, Y25
-	VXORPS Y26, Y26, Y26
-	VXORPS Y27, Y27, Y27
-	VXORPS Y28, Y28, Y28
-
-q4kRows4Loop:
-	ROWS4_PREFETCH(1024)
-	ROWS4_PREFETCH(1088)
-	ROWS4_PREFETCH(1152)
-	Q4K_BSUM_PAIRS
-	Q4K_BLOCK_512(SI, 0, Y15, Y14)
-	Q4K_BLOCK_512(R11, 32, Y23, Y24)
-	Q4K_BLOCK_512(R12, 64, Y25, Y26)
-	Q4K_BLOCK_512(R13, 96, Y27, Y28)
-	ADDQ       $144, SI
-	ADDQ       $144, R11
-	ADDQ       $144, R12
-	ADDQ       $144, R13
-	ADDQ       $256, DI
-	ADDQ       $4, DX
-	ADDQ       $32, R8
-	DECQ       CX
-	JNZ        q4kRows4Loop
-
-	MOVQ out+48(FP), AX
-	Q4K_ROW_RESULT(Y15, Y14)
-	VMOVSS X0, (AX)
-	Q4K_ROW_RESULT(Y23, Y24)
-	VMOVSS X0, 4(AX)
-	Q4K_ROW_RESULT(Y25, Y26)
-	VMOVSS X0, 8(AX)
-	Q4K_ROW_RESULT(Y27, Y28)
-	VMOVSS  X0, 12(AX)
-	VZEROUPPER
-	RET
-
-// func dotQ4_KRows6AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[6]float32)
-//
-// dotQ4_KRows4AVX512 for six rows (R14 and R10 the last two); rows 1…5 keep
-// their chains in Y23…Y30, Y10 and Y11.
+// four such rows for Q4_K, 45.4 with dotQ6_KRows4AVX512 too, 46.2 prefetching
+// 1 KiB ahead instead of 2, 47.0 with six rows). The rows are SI, R11, R12,
+// R13, R14 and R10; rows 1…5 keep their chains in Y23…Y30, Y10 and Y11.
 TEXT ·dotQ4_KRows6AVX512(SB), NOSPLIT, $224-56
 	MOVQ w+0(FP), SI
 	MOVQ stride+8(FP), BX
@@ -699,35 +645,26 @@ GLOBL permQuarters<>(SB), RODATA|NOPTR, $64
 // g (128 bits) of a pair takes scale 4p+g of pair p.
 
 // Z6 += the lanes of pair p from its quants in Z7 and the activation at
-// 64p(DI), minus 32 times the activation, times the scales IDX picks. Z12
-// holds bytes 0x20. Clobbers Z7, Z8, Z9.
+// 64p(DI), minus 32 times the activation (OFF: Q6K_OFFSETS, the same for
+// every row), times the scales IDX picks. Clobbers Z7, Z9.
 #define Q6K_PAIR512(p, IDX, OFF) \
-	VPMADDUBSW 64*(p)(DI), Z7, Z7; \
-	VPMADDUBSW 64*(p)(DI), Z12, Z8; \
-	VPSUBW     Z8, Z7, Z7; \
-	VPERMW     Z1, IDX, Z9; \
-	VPDPWSSD   Z9, Z7, Z6
-
-// Q6K_PAIR512 with 32 times the activation's pairs already in OFF (the same
-// for every row: Q6K_OFFSETS).
-#define Q6K_PAIR512_PRE(p, IDX, OFF) \
 	VPMADDUBSW 64*(p)(DI), Z7, Z7; \
 	VPSUBW     OFF, Z7, Z7; \
 	VPERMW     Z1, IDX, Z9; \
 	VPDPWSSD   Z9, Z7, Z6
 
 // Z26…Z29 = 32 times the pairs of the super-block's activation (at DI), for
-// Q6K_PAIR512_PRE.
+// Q6K_PAIR512 (Z12 holds bytes 0x20).
 #define Q6K_OFFSETS \
 	VPMADDUBSW (DI), Z12, Z26; \
 	VPMADDUBSW 64(DI), Z12, Z27; \
 	VPMADDUBSW 128(DI), Z12, Z28; \
 	VPMADDUBSW 192(DI), Z12, Z29
 
-// One super-block of the Q6_K row at B into the float32 lanes ACC, its pairs
-// formed with PAIR (Q6K_PAIR512 or Q6K_PAIR512_PRE). Needs the constants of
-// dotQ6_KAVX512. Clobbers Z1…Z9, AX.
-#define Q6K_BLOCK_512(PAIR, B, ACC) \
+// One super-block of the Q6_K row at B into the float32 lanes ACC. Needs the
+// constants of dotQ6_KAVX512 and the super-block's Q6K_OFFSETS. Clobbers
+// Z1…Z9, AX.
+#define Q6K_BLOCK_512(B, ACC) \
 	VPMOVSXBW       192(B), Y1; \
 	VPXOR           Y6, Y6, Y6; \
 	VMOVDQU64       (B), Z2; \
@@ -735,23 +672,23 @@ GLOBL permQuarters<>(SB), RODATA|NOPTR, $64
 	VPANDQ          Z13, Z2, Z7; \
 	VPSLLVW         Z21, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	PAIR(0, Z16, Z26); \
+	Q6K_PAIR512(0, Z16, Z26); \
 	VPSRLW          $4, Z2, Z7; \
 	VPANDQ          Z13, Z7, Z7; \
 	VPSRLVW         Z22, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	PAIR(1, Z17, Z27); \
+	Q6K_PAIR512(1, Z17, Z27); \
 	VMOVDQU64       64(B), Z2; \
 	VBROADCASTI64X4 160(B), Z3; \
 	VPANDQ          Z13, Z2, Z7; \
 	VPSLLVW         Z21, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	PAIR(2, Z18, Z28); \
+	Q6K_PAIR512(2, Z18, Z28); \
 	VPSRLW          $4, Z2, Z7; \
 	VPANDQ          Z13, Z7, Z7; \
 	VPSRLVW         Z22, Z3, Z8; \
 	VPTERNLOGD      $0xf8, Z11, Z8, Z7; \
-	PAIR(3, Z19, Z29); \
+	Q6K_PAIR512(3, Z19, Z29); \
 	FOLD_Z6; \
 	MOVWLZX         208(B), AX; \
 	VMOVD           AX, X5; \
@@ -788,7 +725,8 @@ q6k512Loop:
 	PREFETCHT0 4160(SI)
 	PREFETCHT0 4224(SI)
 	PREFETCHT0 4288(SI)
-	Q6K_BLOCK_512(Q6K_PAIR512, SI, Y15)
+	Q6K_OFFSETS
+	Q6K_BLOCK_512(SI, Y15)
 	ADDQ       $210, SI
 	ADDQ       $256, DI
 	ADDQ       $4, DX
@@ -803,7 +741,7 @@ q6k512Loop:
 // func dotQ6_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
 //
 // dotQ6_KAVX512 for the four rows at w + k·stride, read side by side as
-// dotQ4_KRows4AVX512 reads them. Rows 1…3 keep their lanes in Y23…Y25.
+// dotQ4_KRows6AVX512 reads its six. Rows 1…3 keep their lanes in Y23…Y25.
 TEXT ·dotQ6_KRows4AVX512(SB), NOSPLIT, $0-56
 	MOVQ w+0(FP), SI
 	MOVQ stride+8(FP), BX
@@ -824,10 +762,10 @@ q6kRows4Loop:
 	ROWS4_PREFETCH(1152)
 	ROWS4_PREFETCH(1216)
 	Q6K_OFFSETS
-	Q6K_BLOCK_512(Q6K_PAIR512_PRE, SI, Y15)
-	Q6K_BLOCK_512(Q6K_PAIR512_PRE, R11, Y23)
-	Q6K_BLOCK_512(Q6K_PAIR512_PRE, R12, Y24)
-	Q6K_BLOCK_512(Q6K_PAIR512_PRE, R13, Y25)
+	Q6K_BLOCK_512(SI, Y15)
+	Q6K_BLOCK_512(R11, Y23)
+	Q6K_BLOCK_512(R12, Y24)
+	Q6K_BLOCK_512(R13, Y25)
 	ADDQ       $210, SI
 	ADDQ       $210, R11
 	ADDQ       $210, R12

@@ -391,12 +391,23 @@ qq80Zero:
 // rows of the next call (a group ahead), as their rows lie side by side: a
 // stream prefetched a fixed distance ahead would soon run into the next row,
 // which the call is reading anyway, and the next call would start with every
-// stream cold. The eight-row kernels take the distance (pf) from the caller:
-// eight rows times the row size for neighbouring rows (the same scheme), or
-// 1 KiB when the rows lie far apart, one from each eighth of the matrix, so
-// that each is a stream of its own (the faster way; see matVecAccel). On a
-// TinyLlama Q4_0 decode (2 threads) prefetching 512 bytes ahead into L1 gave
-// 32.4 tok/s, the next group 40.9, the eighths 48.2.
+// stream cold. The eight-row kernels take rows that lie far apart, one from
+// each eighth of the matrix (stride bytes apart; see matVecAccel), so that
+// each is a stream of its own, prefetched 1 KiB ahead. On a TinyLlama Q4_0
+// decode (2 threads) prefetching 512 bytes ahead into L1 gave 32.4 tok/s,
+// eight neighbouring rows prefetching the next group 40.9, the eighths 48.2.
+
+// Prefetches, into L2, 1 KiB ahead in each of the eight rows of the eight-row
+// kernels (SI, SI+BX, SI+2BX, SI+R10, then the same from R11).
+#define ROWS8_PREFETCH \
+	PREFETCHT1 1024(SI); \
+	PREFETCHT1 1024(SI)(BX*1); \
+	PREFETCHT1 1024(SI)(BX*2); \
+	PREFETCHT1 1024(SI)(R10*1); \
+	PREFETCHT1 1024(R11); \
+	PREFETCHT1 1024(R11)(BX*1); \
+	PREFETCHT1 1024(R11)(BX*2); \
+	PREFETCHT1 1024(R11)(R10*1)
 
 // Loads the four masks of the rows' words in a 256-bit register: K1 = words
 // 0…3 (row 0), K2 = 4…7, K3 = 8…11, K4 = 12…15. Clobbers AX.
@@ -540,23 +551,20 @@ q40rows4Loop:
 	VMULPS.BCST     D(DX), Z10, Z10; \
 	VFMADD231PS     Z7, Z10, Z15
 
-// func dotQ4_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
+// func dotQ4_0Rows8AVX512(w *byte, stride int, qs *int8, d *float32, nb int, out *[8]float32)
 //
-// dotQ4_0Rows4AVX512 for eight rows, prefetching pf bytes ahead in each: Z5 has the partial sums of rows 0…3
+// dotQ4_0Rows4AVX512 for the eight rows at w + k·stride: Z5 has the partial sums of rows 0…3
 // (lane k = row k), Z9 those of rows 4…7; they are added up together so that
 // lane k of Z7 holds [row k, row k, row k+4, row k+4], and the chains of the
 // eight rows run in the lanes of Z15 in that layout.
-TEXT ·dotQ4_0Rows8AVX512(SB), NOSPLIT, $0-56
-	MOVQ rowBytes+8(FP), BX
+TEXT ·dotQ4_0Rows8AVX512(SB), NOSPLIT, $0-48
+	MOVQ stride+8(FP), BX
 	MOVQ w+0(FP), SI
 	MOVQ qs+16(FP), DI
 	MOVQ d+24(FP), DX
 	MOVQ nb+32(FP), CX
 	LEAQ (BX)(BX*2), R10
 	LEAQ (SI)(BX*4), R11
-	MOVQ pf+48(FP), R13
-	LEAQ (R11)(R13*1), R9
-	ADDQ SI, R13
 	MOVL  $0x0003, AX
 	KMOVW AX, K1
 	MOVL  $0x0030, AX
@@ -572,20 +580,11 @@ TEXT ·dotQ4_0Rows8AVX512(SB), NOSPLIT, $0-56
 	JZ   q40rows8Tail
 
 q40rows8Loop:
-	PREFETCHT1 (R13)
-	PREFETCHT1 (R13)(BX*1)
-	PREFETCHT1 (R13)(BX*2)
-	PREFETCHT1 (R13)(R10*1)
-	PREFETCHT1 (R9)
-	PREFETCHT1 (R9)(BX*1)
-	PREFETCHT1 (R9)(BX*2)
-	PREFETCHT1 (R9)(R10*1)
+	ROWS8_PREFETCH
 	Q4_0_ROWS8_STEP(0, 0, 0)
 	Q4_0_ROWS8_STEP(18, 32, 4)
 	ADDQ       $36, SI
 	ADDQ       $36, R11
-	ADDQ       $36, R13
-	ADDQ       $36, R9
 	ADDQ       $64, DI
 	ADDQ       $8, DX
 	DECQ       R12
@@ -674,22 +673,18 @@ q40rows8Done:
 	VPDPBUSD     Z3, W, L; \
 	Q8_0_PAIR_ACC(R0, R1, Y8, Z8, L, ACC)
 
-// func dotQ8_0Rows8AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[8]float32, pf int)
+// func dotQ8_0Rows8AVX512(w *byte, stride int, qs *int8, d *float32, nb int, out *[8]float32)
 //
 // dotQ8_0Rows4AVX512 for eight rows (R11 = the fifth): the pairs of rows
-// accumulate in Z14 (0, 1), Z15 (2, 3), Z16 (4, 5) and Z17 (6, 7). R13 and
-// R9 point into the next call's rows for the prefetches.
-TEXT ·dotQ8_0Rows8AVX512(SB), NOSPLIT, $0-56
-	MOVQ rowBytes+8(FP), BX
+// accumulate in Z14 (0, 1), Z15 (2, 3), Z16 (4, 5) and Z17 (6, 7).
+TEXT ·dotQ8_0Rows8AVX512(SB), NOSPLIT, $0-48
+	MOVQ stride+8(FP), BX
 	MOVQ w+0(FP), SI
 	MOVQ qs+16(FP), DI
 	MOVQ d+24(FP), DX
 	MOVQ nb+32(FP), CX
 	LEAQ (BX)(BX*2), R10
 	LEAQ (SI)(BX*4), R11
-	MOVQ pf+48(FP), R13
-	LEAQ (R11)(R13*1), R9
-	ADDQ SI, R13
 	ROW_MASKS2
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Z13
@@ -700,14 +695,7 @@ TEXT ·dotQ8_0Rows8AVX512(SB), NOSPLIT, $0-56
 	VPXORD       Z11, Z11, Z11
 
 q80rows8Loop:
-	PREFETCHT1      (R13)
-	PREFETCHT1      (R13)(BX*1)
-	PREFETCHT1      (R13)(BX*2)
-	PREFETCHT1      (R13)(R10*1)
-	PREFETCHT1      (R9)
-	PREFETCHT1      (R9)(BX*1)
-	PREFETCHT1      (R9)(BX*2)
-	PREFETCHT1      (R9)(R10*1)
+	ROWS8_PREFETCH
 	Q8_0_ACT((DI), Z6)
 	Q8_0_ROWS8_PAIR((SI), 2(SI), (SI)(BX*1), 2(SI)(BX*1), Z1, Y1, Z4, Z14)
 	Q8_0_ROWS8_PAIR((SI)(BX*2), 2(SI)(BX*2), (SI)(R10*1), 2(SI)(R10*1), Z2, Y2, Z5, Z15)
@@ -715,8 +703,6 @@ q80rows8Loop:
 	Q8_0_ROWS8_PAIR((R11)(BX*2), 2(R11)(BX*2), (R11)(R10*1), 2(R11)(R10*1), Z10, Y10, Z12, Z17)
 	ADDQ            $34, SI
 	ADDQ            $34, R11
-	ADDQ            $34, R13
-	ADDQ            $34, R9
 	ADDQ            $32, DI
 	ADDQ            $4, DX
 	DECQ            CX
