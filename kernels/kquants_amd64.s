@@ -155,58 +155,57 @@ GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
 	MOVQ bsums+24(FP), R8; \
 	MOVQ nb+32(FP), CX
 
-// The Q4_K loop over the super-blocks, then X0 = the result. Each iteration
-// prefetches the row 4 KiB ahead (a TinyLlama Q4_K_M decode, 2 threads: 19
-// tok/s at 512 bytes, 24 at 4 KiB; the one-row loop is slow enough per byte
-// that the prefetch must run several rows ahead to cover memory latency).
-#define Q4K_BODY(RUN, loop) \
-	BYTES(0x0f, Y13, X13); \
-	VXORPS Y15, Y15, Y15; \
-	VXORPS Y14, Y14, Y14; \
-loop: \
-	PREFETCHT0   4096(SI); \
-	PREFETCHT0   4160(SI); \
-	PREFETCHT0   4224(SI); \
-	SCALES_MINS_K4; \
-	VEXTRACTI128 $1, Y3, X4; \
-	VPHADDD      X4, X3, X3; \
-	VCVTDQ2PS    X3, X3; \
-	SUPER_SCALE(2, X4); \
-	VBROADCASTSS X4, X4; \
-	VFNMADD231PS X3, X4, X14; \
-	VPXOR        Y6, Y6, Y6; \
-	Q4K_CHUNK(RUN, 0); \
-	Q4K_CHUNK(RUN, 1); \
-	Q4K_CHUNK(RUN, 2); \
-	Q4K_CHUNK(RUN, 3); \
-	ACC_LANES(0); \
-	ADDQ $144, SI; \
-	ADDQ $256, DI; \
-	ADDQ $4, DX; \
-	ADDQ $32, R8; \
-	DECQ CX; \
-	JNZ  loop; \
-	HSUM8_Y15; \
-	VMOVHLPS  X14, X14, X1; \
-	VADDPS    X1, X14, X1; \
-	VMOVSHDUP X1, X2; \
-	VADDSS    X2, X1, X1; \
-	VADDSS    X1, X0, X0
-
 // func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
 // The minimums go to four float32 lanes, lane k taking sub-blocks 2k and
-// 2k+1, added as (m0+m2)+(m1+m3) at the end (see dotQ4_KGeneric).
+// 2k+1, added as (m0+m2)+(m1+m3) at the end (see dotQ4_KGeneric). Each
+// iteration prefetches the row 4 KiB ahead (a TinyLlama Q4_K_M decode, 2
+// threads: 19 tok/s at 512 bytes, 24 at 4 KiB; the one-row loop is slow
+// enough per byte that the prefetch must run several rows ahead to cover
+// memory latency).
 TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
 	K_ARGS
-	Q4K_BODY(RUN_AVX2, q4kAVX2Loop)
-	VMOVSS X0, ret+40(FP)
+	BYTES(0x0f, Y13, X13)
+	VXORPS Y15, Y15, Y15
+	VXORPS Y14, Y14, Y14
+
+q4kAVX2Loop:
+	PREFETCHT0   4096(SI)
+	PREFETCHT0   4160(SI)
+	PREFETCHT0   4224(SI)
+	SCALES_MINS_K4
+	VEXTRACTI128 $1, Y3, X4
+	VPHADDD      X4, X3, X3
+	VCVTDQ2PS    X3, X3
+	SUPER_SCALE(2, X4)
+	VBROADCASTSS X4, X4
+	VFNMADD231PS X3, X4, X14
+	VPXOR        Y6, Y6, Y6
+	Q4K_CHUNK(RUN_AVX2, 0)
+	Q4K_CHUNK(RUN_AVX2, 1)
+	Q4K_CHUNK(RUN_AVX2, 2)
+	Q4K_CHUNK(RUN_AVX2, 3)
+	ACC_LANES(0)
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, DX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q4kAVX2Loop
+
+	HSUM8_Y15
+	VMOVHLPS  X14, X14, X1
+	VADDPS    X1, X14, X1
+	VMOVSHDUP X1, X2
+	VADDSS    X2, X1, X1
+	VADDSS    X1, X0, X0
+	VMOVSS    X0, ret+40(FP)
 	VZEROUPPER
 	RET
 
 // The 256-bit AVX-512 tier of Q4_K (AVX512BW, VL and VNNI; no 512-bit
 // registers, which on Intel cores would take a vector port away from every
-// other instruction). Against the AVX2 kernel (Q4K_BODY) it saves most of the
+// other instruction). Against the AVX2 kernel (dotQ4_KAVX2) it saves most of the
 // scale work: the 6-bit scales and mins are unpacked with vector shuffles
 // (K4_UNPACK_VEC) instead of general registers, each run's scale reaches
 // VPDPWSSD as a broadcast load from a small stack buffer instead of a
@@ -471,7 +470,7 @@ q4kRows6Loop:
 	RUN(2*k+1, Y8)
 
 // The Q5_K loop over the super-blocks, then X0 = the result (prefetching as
-// the Q4_K loop).
+// dotQ4_KAVX2).
 #define Q5K_BODY(RUN, loop) \
 	BYTES(0x0f, Y13, X13); \
 	BYTES(0x10, Y12, X12); \
