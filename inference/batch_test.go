@@ -258,6 +258,7 @@ func BenchmarkPrefill(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Cleanup(s.Close)
 		b.Run(name+"/batch", func(b *testing.B) {
 			for b.Loop() {
 				s.Reset()

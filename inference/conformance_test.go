@@ -135,6 +135,7 @@ func TestConformanceLogits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer s.Close()
 			worst := 0.0
 			for i, id := range ids {
 				logits, err := s.Forward(id, true)

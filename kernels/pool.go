@@ -38,6 +38,18 @@ type Job interface {
 // the caller waited for it, a quarter of the time. Spinning is off when the
 // pool has more threads than GOMAXPROCS, where a spinning worker would take
 // the CPU another one needs.
+//
+// Parking is a handshake over two atomics: the side about to park sets its
+// flag and then reads the other side's progress; the other side updates its
+// progress and then reads the flag. Either the parker sees the progress or
+// the other side sees the flag and sends a wake-up. This needs the flag's
+// write ordered before the progress read. Go's atomics promise that, but
+// qemu-user runs an arm64 Store (STLR) and a following Load (LDAR) as plain
+// x86 moves, which the store buffer may reorder: the inference tests hung
+// under qemu in CI, with Run parked on p.done and its worker on its wake
+// channel. The flags are therefore set with Swap, a read-modify-write that
+// qemu runs as a host atomic (a locked, fencing instruction on x86, as Go on
+// amd64 runs every atomic store); only the parking path pays for it.
 type Pool struct {
 	threads int
 	spin    time.Duration // how long to spin before parking (0: park at once)
@@ -172,7 +184,7 @@ func (p *Pool) await(w *poolWorker, last uint64) uint64 {
 				break
 			}
 		}
-		w.parked.Store(true)
+		w.parked.Swap(true) // Swap, not Store: see Pool
 		if s := w.seq.Load(); s != last {
 			if !w.parked.CompareAndSwap(true, false) {
 				<-w.wake // Run took the flag: take its wake-up too
@@ -245,7 +257,7 @@ func (p *Pool) wait() {
 			break
 		}
 	}
-	p.waiting.Store(p.jobs)
+	p.waiting.Swap(p.jobs) // Swap, not Store: see Pool
 	if p.pending.Load() == 0 {
 		if !p.waiting.CompareAndSwap(p.jobs, 0) {
 			<-p.done // the last worker took the flag: take its wake-up too

@@ -292,6 +292,7 @@ func TestForwardIsSane(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer s.Close()
 			ids, err := m.Tokenizer.Encode("The quick brown fox jumps over the lazy dog", true)
 			if err != nil {
 				t.Fatal(err)
