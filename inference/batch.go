@@ -227,10 +227,10 @@ func (j *attentionJob) Do(lo, hi int) {
 		last := j.pos + i
 		for t0 := 0; t0 <= last; t0 += attBlock {
 			blk := w[:min(attBlock, last+1-t0)]
+			kernels.DotsF32F16(blk, q, K[t0*kvDim+off:], kvDim)
 			blockMax := float32(math.Inf(-1))
 			for b := range blk {
-				t := t0 + b
-				blk[b] = kernels.DotF32F16(q, K[t*kvDim+off:t*kvDim+off+hd]) * scale
+				blk[b] *= scale
 				if blk[b] > blockMax {
 					blockMax = blk[b]
 				}
@@ -244,11 +244,10 @@ func (j *attentionJob) Do(lo, hi int) {
 				maxScore = blockMax
 			}
 			kernels.ExpSub(blk, maxScore)
-			for b, wb := range blk {
-				t := t0 + b
+			for _, wb := range blk {
 				sum += wb
-				kernels.AxpyF32F16(out, wb, V[t*kvDim+off:t*kvDim+off+hd])
 			}
+			kernels.AxpysF32F16(out, blk, V[t0*kvDim+off:], kvDim)
 		}
 		kernels.ScaleF32(out, 1/sum)
 	}

@@ -152,6 +152,172 @@ axpyDone:
 	VZEROUPPER
 	RET
 
+// HSUM8 sets lane 0 of x to the sum of the eight lanes of y (whose low half
+// is x), added as PAIRWISE8 adds them, clobbering t.
+#define HSUM8(y, x, t) \
+	VEXTRACTF128 $1, y, t; \
+	VHADDPS      t, x, x; \
+	VHADDPS      x, x, x; \
+	VMOVSHDUP    x, t; \
+	VADDSS       t, x, x
+
+// MULADD_F16 converts the eight half-precision values at r, multiplies them
+// by Y4 and adds the products to acc (t clobbered).
+#define MULADD_F16(r, acc, t) \
+	VCVTPH2PS r, t; \
+	VMULPS    Y4, t, t; \
+	VADDPS    t, acc, acc
+
+// func dotsF32F16AVX2(out, a *float32, b *uint16, stride, n, keys int)
+//
+// Rows four at a time (accumulators Y0…Y3), each row's lanes as in
+// dotF32F16AVX2; then the rows left one at a time.
+TEXT ·dotsF32F16AVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DX
+	MOVQ a+8(FP), R8
+	MOVQ b+16(FP), DI
+	MOVQ stride+24(FP), R9
+	SHLQ $1, R9               // row stride in bytes
+	MOVQ n+32(FP), R10
+	MOVQ keys+40(FP), R11
+	LEAQ (R9)(R9*2), R12      // three rows
+	CMPQ R11, $4
+	JLT  dotsOne
+
+dotsFour:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   R8, SI
+	MOVQ   DI, BX
+	MOVQ   R10, CX
+
+dotsFourLoop:
+	VMOVUPS (SI), Y4
+	MULADD_F16((BX), Y0, Y5)
+	MULADD_F16((BX)(R9*1), Y1, Y6)
+	MULADD_F16((BX)(R9*2), Y2, Y7)
+	MULADD_F16((BX)(R12*1), Y3, Y8)
+	ADDQ    $32, SI
+	ADDQ    $16, BX
+	SUBQ    $8, CX
+	JNZ     dotsFourLoop
+
+	HSUM8(Y0, X0, X5)
+	HSUM8(Y1, X1, X6)
+	HSUM8(Y2, X2, X7)
+	HSUM8(Y3, X3, X8)
+	VMOVSS X0, (DX)
+	VMOVSS X1, 4(DX)
+	VMOVSS X2, 8(DX)
+	VMOVSS X3, 12(DX)
+	ADDQ   $16, DX
+	LEAQ   (DI)(R9*4), DI
+	SUBQ   $4, R11
+	CMPQ   R11, $4
+	JGE    dotsFour
+
+dotsOne:
+	TESTQ R11, R11
+	JZ    dotsDone
+
+dotsOneRow:
+	VXORPS Y0, Y0, Y0
+	MOVQ   R8, SI
+	MOVQ   DI, BX
+	MOVQ   R10, CX
+
+dotsOneLoop:
+	VMOVUPS (SI), Y4
+	MULADD_F16((BX), Y0, Y5)
+	ADDQ    $32, SI
+	ADDQ    $16, BX
+	SUBQ    $8, CX
+	JNZ     dotsOneLoop
+
+	HSUM8(Y0, X0, X5)
+	VMOVSS X0, (DX)
+	ADDQ   $4, DX
+	ADDQ   R9, DI
+	DECQ   R11
+	JNZ    dotsOneRow
+
+dotsDone:
+	VZEROUPPER
+	RET
+
+// func axpysF32F16AVX2(y, alpha *float32, x *uint16, stride, n, keys int)
+//
+// y 32 values at a time in Y0…Y3 (then 8 at a time in Y0), each updated by
+// every row in turn before it is stored: the same operations on each value,
+// in the same order, as keys calls of axpyF32F16AVX2.
+TEXT ·axpysF32F16AVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ alpha+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ stride+24(FP), R9
+	SHLQ $1, R9               // row stride in bytes
+	MOVQ n+32(FP), R10
+	MOVQ keys+40(FP), R11
+
+axpys32:
+	CMPQ    R10, $32
+	JLT     axpys8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ    R8, AX
+	MOVQ    SI, BX
+	MOVQ    R11, CX
+
+axpys32Loop:
+	VBROADCASTSS (AX), Y4
+	MULADD_F16((BX), Y0, Y5)
+	MULADD_F16(16(BX), Y1, Y6)
+	MULADD_F16(32(BX), Y2, Y7)
+	MULADD_F16(48(BX), Y3, Y8)
+	ADDQ         $4, AX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          axpys32Loop
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $64, SI
+	SUBQ    $32, R10
+	JMP     axpys32
+
+axpys8:
+	TESTQ   R10, R10
+	JZ      axpysDone
+	VMOVUPS (DI), Y0
+	MOVQ    R8, AX
+	MOVQ    SI, BX
+	MOVQ    R11, CX
+
+axpys8Loop:
+	VBROADCASTSS (AX), Y4
+	MULADD_F16((BX), Y0, Y5)
+	ADDQ         $4, AX
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          axpys8Loop
+
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $16, SI
+	SUBQ    $8, R10
+	JMP     axpys8
+
+axpysDone:
+	VZEROUPPER
+	RET
+
 // func dotF16AVX2(w *byte, x *float32, n int) float32
 //
 // Sixty-four float32 lanes in Y0…Y7 (lane l of each whole group of 64 values

@@ -39,13 +39,11 @@
 	FMOVS   R4, F3; \
 	FCVTHS  F3, F3
 
-// DOT8_FUNC is the body of a dot of a (float32, at R0) and b (R1), loaded by
-// b16, b8 and b1. The tail is summed in F10, a copy of lane 0, and put back
-// into lane 0.
-#define DOT8_FUNC(b16, b8, b1) \
-	MOVD a+0(FP), R0; \
-	MOVD b+8(FP), R1; \
-	MOVD n+16(FP), R2; \
+// DOT8_GROUPS adds the products of the whole groups of eight of the R2
+// values of a (float32, at R0) and b (R1), loaded by b16 and b8, to the
+// zeroed accumulators V0, V1, and goes on at the label tail, which it
+// defines (once per function).
+#define DOT8_GROUPS(b16, b8) \
 	ZERO(0); \
 	ZERO(1); \
 	LSR  $4, R2, R3; \
@@ -62,7 +60,22 @@ eight: \
 	VLD1.P 32(R0), [V2.S4, V3.S4]; \
 	b8; \
 	DOT8(2, 3, 6, 7); \
-tail: \
+tail:
+
+// DOT8_SUM adds the eight lanes of V0, V1 into F0.
+#define DOT8_SUM \
+	FADDP_S(0, 0, 1); \
+	FADDP_S(0, 0, 0); \
+	FADDP_S1(0, 0)
+
+// DOT8_FUNC is the body of a dot of a (float32, at R0) and b (R1), loaded by
+// b16, b8 and b1. The tail is summed in F10, a copy of lane 0, and put back
+// into lane 0.
+#define DOT8_FUNC(b16, b8, b1) \
+	MOVD a+0(FP), R0; \
+	MOVD b+8(FP), R1; \
+	MOVD n+16(FP), R2; \
+	DOT8_GROUPS(b16, b8) \
 	ANDS  $7, R2, R3; \
 	BEQ   sum; \
 	FMOVS F0, F10; \
@@ -75,9 +88,7 @@ tailloop: \
 	BNE     tailloop; \
 	VMOV    V10.S[0], V0.S[0]; \
 sum: \
-	FADDP_S(0, 0, 1); \
-	FADDP_S(0, 0, 0); \
-	FADDP_S1(0, 0); \
+	DOT8_SUM; \
 	FMOVS F0, ret+24(FP); \
 	RET
 
@@ -89,6 +100,43 @@ TEXT ·dotF32NEON(SB), NOSPLIT, $0-28
 TEXT ·dotF32F16NEON(SB), NOSPLIT, $0-28
 	DOT8_FUNC(B16_F16, B8_F16, B1_F16)
 
+// AXPY_GROUPS adds V31 times the whole groups of eight of the R2
+// half-precision values at R1 to the float32 values at R0 (R3 clobbered),
+// and goes on at the label tail, which it defines (once per function).
+#define AXPY_GROUPS \
+	LSR    $4, R2, R3; \
+	CBZ    R3, eight; \
+loop: \
+	VLD1   (R0), [V0.S4, V1.S4, V2.S4, V3.S4]; \
+	VLD1.P 32(R1), [V4.H8, V5.H8]; \
+	FCVTL_H(6, 4); \
+	FCVTL2_H(7, 4); \
+	FCVTL_H(8, 5); \
+	FCVTL2_H(9, 5); \
+	FMUL_S(6, 31, 6); \
+	FMUL_S(7, 31, 7); \
+	FMUL_S(8, 31, 8); \
+	FMUL_S(9, 31, 9); \
+	FADD_S(0, 0, 6); \
+	FADD_S(1, 1, 7); \
+	FADD_S(2, 2, 8); \
+	FADD_S(3, 3, 9); \
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0); \
+	SUBS   $1, R3, R3; \
+	BNE    loop; \
+eight: \
+	TBZ    $3, R2, tail; \
+	VLD1   (R0), [V0.S4, V1.S4]; \
+	VLD1.P 16(R1), [V4.H8]; \
+	FCVTL_H(6, 4); \
+	FCVTL2_H(7, 4); \
+	FMUL_S(6, 31, 6); \
+	FMUL_S(7, 31, 7); \
+	FADD_S(0, 0, 6); \
+	FADD_S(1, 1, 7); \
+	VST1.P [V0.S4, V1.S4], 32(R0); \
+tail:
+
 // func axpyF32F16NEON(y *float32, alpha float32, x *uint16, n int)
 TEXT ·axpyF32F16NEON(SB), NOSPLIT, $0-32
 	MOVD  y+0(FP), R0
@@ -96,41 +144,7 @@ TEXT ·axpyF32F16NEON(SB), NOSPLIT, $0-32
 	MOVD  x+16(FP), R1
 	MOVD  n+24(FP), R2
 	VDUP  V31.S[0], V31.S4
-	LSR   $4, R2, R3
-	CBZ   R3, axpyeight
-
-axpyloop:
-	VLD1   (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 32(R1), [V4.H8, V5.H8]
-	FCVTL_H(6, 4)
-	FCVTL2_H(7, 4)
-	FCVTL_H(8, 5)
-	FCVTL2_H(9, 5)
-	FMUL_S(6, 31, 6)
-	FMUL_S(7, 31, 7)
-	FMUL_S(8, 31, 8)
-	FMUL_S(9, 31, 9)
-	FADD_S(0, 0, 6)
-	FADD_S(1, 1, 7)
-	FADD_S(2, 2, 8)
-	FADD_S(3, 3, 9)
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUBS   $1, R3, R3
-	BNE    axpyloop
-
-axpyeight:
-	TBZ    $3, R2, axpytail
-	VLD1   (R0), [V0.S4, V1.S4]
-	VLD1.P 16(R1), [V4.H8]
-	FCVTL_H(6, 4)
-	FCVTL2_H(7, 4)
-	FMUL_S(6, 31, 6)
-	FMUL_S(7, 31, 7)
-	FADD_S(0, 0, 6)
-	FADD_S(1, 1, 7)
-	VST1.P [V0.S4, V1.S4], 32(R0)
-
-axpytail:
+	AXPY_GROUPS
 	ANDS $7, R2, R3
 	BEQ  axpydone
 
@@ -146,6 +160,52 @@ axpytailloop:
 	BNE     axpytailloop
 
 axpydone:
+	RET
+
+// func dotsF32F16NEON(out, a *float32, b *uint16, stride, n, keys int)
+//
+// Each row as dotF32F16NEON (n a multiple of 8: no tail), one after another.
+TEXT ·dotsF32F16NEON(SB), NOSPLIT, $0-48
+	MOVD out+0(FP), R5
+	MOVD a+8(FP), R6
+	MOVD b+16(FP), R7
+	MOVD stride+24(FP), R8
+	LSL  $1, R8, R8        // row stride in bytes
+	MOVD n+32(FP), R2
+	MOVD keys+40(FP), R9
+
+dotsrow:
+	MOVD R6, R0
+	MOVD R7, R1
+	DOT8_GROUPS(B16_F16, B8_F16)
+	DOT8_SUM
+	FMOVS.P F0, 4(R5)
+	ADD     R8, R7, R7
+	SUBS    $1, R9, R9
+	BNE     dotsrow
+	RET
+
+// func axpysF32F16NEON(y, alpha *float32, x *uint16, stride, n, keys int)
+//
+// Each row as axpyF32F16NEON (n a multiple of 8: no tail), one after another.
+TEXT ·axpysF32F16NEON(SB), NOSPLIT, $0-48
+	MOVD y+0(FP), R6
+	MOVD alpha+8(FP), R5
+	MOVD x+16(FP), R7
+	MOVD stride+24(FP), R8
+	LSL  $1, R8, R8        // row stride in bytes
+	MOVD n+32(FP), R2
+	MOVD keys+40(FP), R9
+
+axpysrow:
+	FMOVS.P 4(R5), F31
+	VDUP    V31.S[0], V31.S4
+	MOVD    R6, R0
+	MOVD    R7, R1
+	AXPY_GROUPS
+	ADD  R8, R7, R7
+	SUBS $1, R9, R9
+	BNE  axpysrow
 	RET
 
 // ---------------------------------------------------------------------------

@@ -198,6 +198,25 @@ func axpyF32F16(y []float32, alpha float32, x []uint16) {
 	axpyF32F16AVX2(&y[0], alpha, &x[0], len(y))
 }
 
+// dotsF32F16 and axpysF32F16 take the multi-row kernels for rows whose
+// length is a multiple of eight (head sizes are); b and x have been cut to
+// what the rows span.
+func dotsF32F16(out, a []float32, b []uint16, stride int) {
+	if !hasAVX2 || len(a) == 0 || len(a)%8 != 0 {
+		dotsEach(out, a, b, stride)
+		return
+	}
+	dotsF32F16AVX2(&out[0], &a[0], &b[0], stride, len(a), len(out))
+}
+
+func axpysF32F16(y, alpha []float32, x []uint16, stride int) {
+	if !hasAVX2 || len(y) == 0 || len(y)%8 != 0 {
+		axpysEach(y, alpha, x, stride)
+		return
+	}
+	axpysF32F16AVX2(&y[0], &alpha[0], &x[0], stride, len(y), len(alpha))
+}
+
 // The assembly kernels (see legacyKernel and kKernel for the arguments of the
 // one-row dots).
 
@@ -302,6 +321,19 @@ func dotF32F16AVX2(a *float32, b *uint16, n int) float32
 //
 //go:noescape
 func axpyF32F16AVX2(y *float32, alpha float32, x *uint16, n int)
+
+// dotsF32F16AVX2 sets out[t] to dotF32F16AVX2(a, b + t·stride, n) for
+// t < keys, four rows side by side; n is a positive multiple of 8.
+//
+//go:noescape
+func dotsF32F16AVX2(out, a *float32, b *uint16, stride, n, keys int)
+
+// axpysF32F16AVX2 does axpyF32F16AVX2(y, alpha[t], x + t·stride, n) for
+// t = 0 … keys-1 (keys > 0), with y held in registers 32 values at a time; n
+// is a positive multiple of 8.
+//
+//go:noescape
+func axpysF32F16AVX2(y, alpha *float32, x *uint16, stride, n, keys int)
 
 // dotF16AVX2 is dotF16Generic for n values (2n bytes of w), with AVX2 and
 // F16C.

@@ -147,6 +147,25 @@ func axpyF32F16(y []float32, alpha float32, x []uint16) {
 	axpyF32F16NEON(&y[0], alpha, &x[0], len(y))
 }
 
+// dotsF32F16 and axpysF32F16 loop over the rows in assembly for rows whose
+// length is a multiple of eight (head sizes are); b and x have been cut to
+// what the rows span.
+func dotsF32F16(out, a []float32, b []uint16, stride int) {
+	if len(a) == 0 || len(a)%8 != 0 {
+		dotsEach(out, a, b, stride)
+		return
+	}
+	dotsF32F16NEON(&out[0], &a[0], &b[0], stride, len(a), len(out))
+}
+
+func axpysF32F16(y, alpha []float32, x []uint16, stride int) {
+	if len(y) == 0 || len(y)%8 != 0 {
+		axpysEach(y, alpha, x, stride)
+		return
+	}
+	axpysF32F16NEON(&y[0], &alpha[0], &x[0], stride, len(y), len(alpha))
+}
+
 // dotQ4_0NEON returns the dot product of nb Q4_0 blocks at w with the Q8_0
 // activation quants qs and scales d, as dotQ4_0Generic, without SDOT.
 //
@@ -248,6 +267,18 @@ func dotF32F16NEON(a *float32, b *uint16, n int) float32
 //
 //go:noescape
 func axpyF32F16NEON(y *float32, alpha float32, x *uint16, n int)
+
+// dotsF32F16NEON sets out[t] to dotF32F16NEON(a, b + t·stride, n) for
+// t < keys (keys > 0); n is a positive multiple of 8.
+//
+//go:noescape
+func dotsF32F16NEON(out, a *float32, b *uint16, stride, n, keys int)
+
+// axpysF32F16NEON does axpyF32F16NEON(y, alpha[t], x + t·stride, n) for
+// t = 0 … keys-1 (keys > 0); n is a positive multiple of 8.
+//
+//go:noescape
+func axpysF32F16NEON(y, alpha *float32, x *uint16, stride, n, keys int)
 
 // dotF16NEON returns the dot product of n > 0 little-endian half-precision
 // weights at w with the floats x, as dotF16Generic.

@@ -234,16 +234,38 @@ func BenchmarkQuantizeActivation(b *testing.B) {
 // 7B use 64 and 128).
 const benchHeadDim = 64
 
-// BenchmarkAttention runs the two FP16 KV cache kernels of attention on one
-// head: the score of a query with one cached key (DotF32F16) and the weighted
-// sum of one cached value (AxpyF32F16). The bytes are those of the cache row.
+// benchAttRows is the number of cache rows of the multi-row attention
+// benchmarks: a block of scores (the engine's attBlock).
+const benchAttRows = 64
+
+// BenchmarkAttention runs the FP16 KV cache kernels of attention on one head:
+// the score of a query with one cached key (DotF32F16) and the weighted sum
+// of one cached value (AxpyF32F16), then the same over a block of
+// benchAttRows cache rows of four heads each (DotsF32F16, AxpysF32F16), as
+// attention calls them. The bytes are those of the head's part of the rows.
 func BenchmarkAttention(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, hd := range []int{benchHeadDim, 2 * benchHeadDim} {
 		q := randNormal32(r, hd, 1)
-		kv := make([]uint16, hd)
-		FP32ToFP16Slice(kv, randNormal32(r, hd, 1))
+		kv := make([]uint16, benchAttRows*4*hd)
+		FP32ToFP16Slice(kv, randNormal32(r, len(kv), 1))
 		out := make([]float32, hd)
+		scores := make([]float32, benchAttRows)
+		for i := range scores {
+			scores[i] = 1e-3
+		}
+		b.Run("DotsF32F16/"+strconv.Itoa(hd), func(b *testing.B) {
+			b.SetBytes(int64(2 * hd * benchAttRows))
+			for b.Loop() {
+				DotsF32F16(scores, q, kv, 4*hd)
+			}
+		})
+		b.Run("AxpysF32F16/"+strconv.Itoa(hd), func(b *testing.B) {
+			b.SetBytes(int64(2 * hd * benchAttRows))
+			for b.Loop() {
+				AxpysF32F16(out, scores, kv, 4*hd)
+			}
+		})
 		b.Run("DotF32F16/"+strconv.Itoa(hd), func(b *testing.B) {
 			b.SetBytes(int64(2 * hd))
 			var s float32

@@ -272,6 +272,42 @@ func axpyF32F16Generic(y []float32, alpha float32, x []uint16) {
 	}
 }
 
+// DotsF32F16 sets out[t] to DotF32F16(a, b[t·stride:]) for t < len(out),
+// bit for bit: the scores of a query against consecutive rows of an FP16 KV
+// cache, stride values apart, in one call rather than one per row. b must hold
+// at least (len(out)-1)·stride + len(a) values.
+func DotsF32F16(out, a []float32, b []uint16, stride int) {
+	if len(out) == 0 {
+		return
+	}
+	dotsF32F16(out, a, b[:(len(out)-1)*stride+len(a)], stride)
+}
+
+// dotsEach is DotsF32F16 one row at a time.
+func dotsEach(out, a []float32, b []uint16, stride int) {
+	for t := range out {
+		out[t] = dotF32F16(a, b[t*stride:])
+	}
+}
+
+// AxpysF32F16 adds alpha[t]·x[t·stride:] to y for t = 0, 1, … < len(alpha),
+// in that order, as that many calls of AxpyF32F16 would, bit for bit: the
+// values of attention weighted by their scores. x must hold at least
+// (len(alpha)-1)·stride + len(y) values.
+func AxpysF32F16(y, alpha []float32, x []uint16, stride int) {
+	if len(alpha) == 0 {
+		return
+	}
+	axpysF32F16(y, alpha, x[:(len(alpha)-1)*stride+len(y)], stride)
+}
+
+// axpysEach is AxpysF32F16 one row at a time.
+func axpysEach(y, alpha []float32, x []uint16, stride int) {
+	for t, a := range alpha {
+		axpyF32F16(y, a, x[t*stride:])
+	}
+}
+
 // AxpyF32 sets y[i] += alpha*x[i] for i < len(y); x must be at least as long as y.
 func AxpyF32(y []float32, alpha float32, x []float32) {
 	x = x[:len(y)]

@@ -437,6 +437,54 @@ func TestTwinFloatVectors(t *testing.T) {
 	}
 }
 
+// TestTwinAttentionRows compares DotsF32F16 and AxpysF32F16, the
+// multi-row kernels of attention, with one call of the portable one-row
+// twin per row: head sizes with and without a multiple of eight, row counts
+// around the four-row steps, strides wider than a head (a KV cache row holds
+// every head), and output slices followed by guard values.
+func TestTwinAttentionRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, hd := range []int{8, 16, 24, 32, 40, 64, 72, 80, 96, 128, 256, 5, 12} {
+		for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 33, 64} {
+			stride := hd*(1+rows%3) + 8*(rows%2)
+			q := twinFloats(r, hd, rows)
+			kv := twinHalves(r, (rows-1)*stride+hd)
+			want := make([]float32, rows)
+			for k := range want {
+				want[k] = dotF32F16Generic(q, kv[k*stride:])
+			}
+			got := guarded(make([]float32, rows), rows%8, guardD)
+			DotsF32F16(got, atOffset(q, rows%8), atOffset(kv, hd%16), stride)
+			for k := range want {
+				if !sameBits(got[k], want[k]) {
+					t.Fatalf("DotsF32F16 hd=%d rows=%d: row %d = %v, twin %v", hd, rows, k, got[k], want[k])
+				}
+			}
+			if err := checkGuard(got, guardD, "out"); err != nil {
+				t.Fatalf("DotsF32F16 hd=%d rows=%d: %v", hd, rows, err)
+			}
+
+			alpha := twinFloats(r, rows, 0)
+			y := twinFloats(r, hd, 0)
+			wantY := append([]float32(nil), y...)
+			for k, a := range alpha {
+				axpyF32F16Generic(wantY, a, kv[k*stride:])
+			}
+			gotY := guarded(make([]float32, hd), hd%8, guardD)
+			copy(gotY, y)
+			AxpysF32F16(gotY, atOffset(alpha, rows%8), atOffset(kv, rows%16), stride)
+			for j := range wantY {
+				if !sameBits(gotY[j], wantY[j]) {
+					t.Fatalf("AxpysF32F16 hd=%d rows=%d: y[%d] = %v, twin %v", hd, rows, j, gotY[j], wantY[j])
+				}
+			}
+			if err := checkGuard(gotY, guardD, "y"); err != nil {
+				t.Fatalf("AxpysF32F16 hd=%d rows=%d: %v", hd, rows, err)
+			}
+		}
+	}
+}
+
 // isNaN32 reports whether v is a NaN (of any payload: which NaN an operation
 // on NaNs gives differs between instruction sets).
 func isNaN32(v float32) bool { return v != v }
