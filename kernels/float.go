@@ -149,12 +149,13 @@ func fma32Slow(p, c, s float64) float32 {
 	return float32(s)
 }
 
-// FP32ToFP16Slice converts src to half precision into dst (see FP32ToFP16).
-// dst must be at least as long as src.
+// FP32ToFP16Slice converts src to half precision into dst (see FP32ToFP16),
+// bit for bit as FP32ToFP16 converts each value. dst must be at least as long
+// as src.
 func FP32ToFP16Slice(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = FP32ToFP16(v)
+	for i := fp32ToFP16Accel(dst, src); i < len(src); i++ {
+		dst[i] = FP32ToFP16(src[i])
 	}
 }
 

@@ -566,3 +566,70 @@ expSubLoop:
 
 	VZEROUPPER
 	RET
+
+// func fp32ToFP16AVX2(dst *uint16, src *float32, n int)
+TEXT ·fp32ToFP16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+
+toF16Loop:
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, X0      // round to nearest even
+	VMOVDQU   X0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNZ       toF16Loop
+	VZEROUPPER
+	RET
+
+// func sumSquaresAVX2(lanes *[8]float64, x *float32, n int)
+//
+// Lanes 0…3 in Y0, 4…7 in Y1.
+TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-24
+	MOVQ    lanes+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	SHRQ    $3, CX
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+
+sqLoop:
+	VMOVUPS      (SI), Y2
+	VMULPS       Y2, Y2, Y2
+	VCVTPS2PD    X2, Y3
+	VEXTRACTF128 $1, Y2, X2
+	VCVTPS2PD    X2, Y4
+	VADDPD       Y3, Y0, Y0
+	VADDPD       Y4, Y1, Y1
+	ADDQ         $32, SI
+	DECQ         CX
+	JNZ          sqLoop
+
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VZEROUPPER
+	RET
+
+// func scaleMulAVX2(out, x, weight *float32, scale float32, n int)
+TEXT ·scaleMulAVX2(SB), NOSPLIT, $0-40
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         weight+16(FP), DX
+	VBROADCASTSS scale+24(FP), Y0
+	MOVQ         n+32(FP), CX
+	SHRQ         $3, CX
+
+scaleMulLoop:
+	VMULPS  (SI), Y0, Y1
+	VMULPS  (DX), Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     scaleMulLoop
+	VZEROUPPER
+	RET

@@ -418,3 +418,67 @@ expSubLoop:
 	SUBS   $1, R2, R2
 	BNE    expSubLoop
 	RET
+
+// func fp32ToFP16NEON(dst *uint16, src *float32, n int)
+TEXT ·fp32ToFP16NEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD n+16(FP), R2
+	LSR  $3, R2, R2
+
+tof16loop:
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	FCVTN_H(2, 0)
+	FCVTN2_H(2, 1)
+	VST1.P [V2.H8], 16(R0)
+	SUBS   $1, R2, R2
+	BNE    tof16loop
+	RET
+
+// func sumSquaresNEON(lanes *[8]float64, x *float32, n int)
+//
+// Lanes 0, 1 in V0, 2, 3 in V1, 4, 5 in V2, 6, 7 in V3.
+TEXT ·sumSquaresNEON(SB), NOSPLIT, $0-24
+	MOVD lanes+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R2
+	LSR  $3, R2, R2
+	VLD1 (R0), [V0.D2, V1.D2, V2.D2, V3.D2]
+
+sqloop:
+	VLD1.P 32(R1), [V4.S4, V5.S4]
+	FMUL_S(4, 4, 4)
+	FMUL_S(5, 5, 5)
+	FCVTL_S(6, 4)
+	FCVTL2_S(7, 4)
+	FCVTL_S(8, 5)
+	FCVTL2_S(9, 5)
+	FADD_D(0, 0, 6)
+	FADD_D(1, 1, 7)
+	FADD_D(2, 2, 8)
+	FADD_D(3, 3, 9)
+	SUBS   $1, R2, R2
+	BNE    sqloop
+
+	VST1 [V0.D2, V1.D2, V2.D2, V3.D2], (R0)
+	RET
+
+// func scaleMulNEON(out, x, weight *float32, scale float32, n int)
+TEXT ·scaleMulNEON(SB), NOSPLIT, $0-40
+	MOVD  out+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  weight+16(FP), R2
+	FMOVS scale+24(FP), F31
+	MOVD  n+32(FP), R3
+	VDUP  V31.S[0], V31.S4
+	LSR   $2, R3, R3
+
+scalemulloop:
+	VLD1.P 16(R1), [V0.S4]
+	VLD1.P 16(R2), [V1.S4]
+	FMUL_S(0, 0, 31)
+	FMUL_S(0, 0, 1)
+	VST1.P [V0.S4], 16(R0)
+	SUBS   $1, R3, R3
+	BNE    scalemulloop
+	RET

@@ -362,6 +362,50 @@ func TestFP16Slices(t *testing.T) {
 	}
 }
 
+// TestFP32ToFP16SliceTwin checks that FP32ToFP16Slice, whose vector kernel
+// converts the multiples of eight, gives FP32ToFP16's bits for a sweep of
+// float32 bit patterns (every exponent, NaNs with many payloads, infinities,
+// subnormals, the overflow edge and rounding ties), at every offset of a
+// slice and for lengths around the vector width, without writing past dst.
+func TestFP32ToFP16SliceTwin(t *testing.T) {
+	var src []float32
+	for b := uint32(0); b < 1<<18; b++ {
+		bits := b*16381 + b>>5 // spread over all 2^32 patterns
+		src = append(src, math.Float32frombits(bits), math.Float32frombits(bits^0x80000000))
+	}
+	src = append(src, 65519.996, 65520, 1.00048828125, 1.00146484375, 0x1p-25, 0x1.000002p-25,
+		float32(math.Inf(1)), float32(math.Inf(-1)), math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00001))
+	dst := make([]uint16, len(src)+8)
+	for off := range 8 {
+		s := src[off:]
+		for i := range dst {
+			dst[i] = 0xdead
+		}
+		FP32ToFP16Slice(dst, s)
+		for i, v := range s {
+			if want := FP32ToFP16(v); dst[i] != want {
+				t.Fatalf("offset %d: value %d (%#08x) converts to %#04x, FP32ToFP16 gives %#04x", off, i, math.Float32bits(v), dst[i], want)
+			}
+		}
+		if dst[len(s)] != 0xdead {
+			t.Fatalf("offset %d: written past len(src)", off)
+		}
+	}
+	for n := range 20 {
+		h := make([]uint16, n+1)
+		h[n] = 0xdead
+		FP32ToFP16Slice(h, src[100:100+n])
+		for i := range n {
+			if h[i] != FP32ToFP16(src[100+i]) {
+				t.Fatalf("n=%d: value %d differs", n, i)
+			}
+		}
+		if h[n] != 0xdead {
+			t.Fatalf("n=%d: written past len(src)", n)
+		}
+	}
+}
+
 func TestDequantFloatHandWritten(t *testing.T) {
 	f32 := binary.LittleEndian.AppendUint32(nil, math.Float32bits(1.5))
 	f32 = binary.LittleEndian.AppendUint32(f32, math.Float32bits(-1e-3))

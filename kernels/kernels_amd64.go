@@ -706,6 +706,61 @@ func dotQ5_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
 //go:noescape
 func dotQ6_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
 
+// sumSquaresAccel adds the squares of the first values of x (a multiple of
+// eight) to lanes as RMSNorm's loop does, with AVX2, and returns how many it
+// did.
+func sumSquaresAccel(lanes *[8]float64, x []float32) int {
+	n := len(x) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	sumSquaresAVX2(lanes, &x[0], n)
+	return n
+}
+
+// sumSquaresAVX2 adds float64(x[i]·x[i]), the product rounded to float32,
+// to lanes[i%8] for n values, a multiple of eight.
+//
+//go:noescape
+func sumSquaresAVX2(lanes *[8]float64, x *float32, n int)
+
+// scaleMulAccel sets out[i] = (x[i]·scale)·weight[i] for the first values of
+// x (a multiple of eight) with AVX2 and returns how many it did.
+func scaleMulAccel(out, x, weight []float32, scale float32) int {
+	n := len(x) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	out, weight = out[:n], weight[:n]
+	scaleMulAVX2(&out[0], &x[0], &weight[0], scale, n)
+	return n
+}
+
+// scaleMulAVX2 sets out[i] = (x[i]·scale)·weight[i], each product rounded,
+// for n values, a multiple of eight.
+//
+//go:noescape
+func scaleMulAVX2(out, x, weight *float32, scale float32, n int)
+
+// fp32ToFP16Accel converts the first values of src (a multiple of eight)
+// with F16C and returns how many it did.
+func fp32ToFP16Accel(dst []uint16, src []float32) int {
+	n := len(src) &^ 7
+	if !hasAVX2 || n == 0 {
+		return 0
+	}
+	dst = dst[:n]
+	fp32ToFP16AVX2(&dst[0], &src[0], n)
+	return n
+}
+
+// fp32ToFP16AVX2 converts n float32 values at src, a multiple of eight, to
+// half precision at dst, rounding to nearest even (VCVTPS2PH), which is what
+// FP32ToFP16 does, NaNs included.
+//
+//go:noescape
+func fp32ToFP16AVX2(dst *uint16, src *float32, n int)
+
 // swiGLUAccel does SwiGLU's work for the first values of gate (a multiple of
 // eight) with AVX2 and returns how many it did.
 func swiGLUAccel(gate, up []float32) int {

@@ -286,6 +286,61 @@ func axpysF32F16NEON(y, alpha *float32, x *uint16, stride, n, keys int)
 //go:noescape
 func dotF16NEON(w *byte, x *float32, n int) float32
 
+// sumSquaresAccel adds the squares of the first values of x (a multiple of
+// eight) to lanes as RMSNorm's loop does, with NEON, and returns how many it
+// did.
+func sumSquaresAccel(lanes *[8]float64, x []float32) int {
+	n := len(x) &^ 7
+	if n == 0 {
+		return 0
+	}
+	sumSquaresNEON(lanes, &x[0], n)
+	return n
+}
+
+// sumSquaresNEON adds float64(x[i]·x[i]), the product rounded to float32,
+// to lanes[i%8] for n values, a multiple of eight.
+//
+//go:noescape
+func sumSquaresNEON(lanes *[8]float64, x *float32, n int)
+
+// scaleMulAccel sets out[i] = (x[i]·scale)·weight[i] for the first values of
+// x (a multiple of four) with NEON and returns how many it did.
+func scaleMulAccel(out, x, weight []float32, scale float32) int {
+	n := len(x) &^ 3
+	if n == 0 {
+		return 0
+	}
+	out, weight = out[:n], weight[:n]
+	scaleMulNEON(&out[0], &x[0], &weight[0], scale, n)
+	return n
+}
+
+// scaleMulNEON sets out[i] = (x[i]·scale)·weight[i], each product rounded,
+// for n values, a multiple of four.
+//
+//go:noescape
+func scaleMulNEON(out, x, weight *float32, scale float32, n int)
+
+// fp32ToFP16Accel converts the first values of src (a multiple of eight)
+// with NEON and returns how many it did.
+func fp32ToFP16Accel(dst []uint16, src []float32) int {
+	n := len(src) &^ 7
+	if n == 0 {
+		return 0
+	}
+	dst = dst[:n]
+	fp32ToFP16NEON(&dst[0], &src[0], n)
+	return n
+}
+
+// fp32ToFP16NEON converts n float32 values at src, a multiple of eight, to
+// half precision at dst with FCVTN, rounding to nearest even (the FPCR
+// default), which is what FP32ToFP16 does, NaNs included.
+//
+//go:noescape
+func fp32ToFP16NEON(dst *uint16, src *float32, n int)
+
 // swiGLUAccel does SwiGLU's work for the first values of gate (a multiple of
 // four) with NEON and returns how many it did.
 func swiGLUAccel(gate, up []float32) int {

@@ -294,3 +294,27 @@ func BenchmarkDotF32Slice(b *testing.B) {
 	}
 	benchSink = s
 }
+
+// BenchmarkRMSNorm normalises a TinyLlama-sized residual (2048 values); the
+// bytes are those of x.
+func BenchmarkRMSNorm(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	x, w := randNormal32(r, 2048, 1), randNormal32(r, 2048, 1)
+	out := make([]float32, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		RMSNorm(out, x, w, 1e-5)
+	}
+}
+
+// BenchmarkFP32ToFP16Slice converts a TinyLlama key or value row (256
+// values) into the FP16 KV cache; the bytes are those of the float32 input.
+func BenchmarkFP32ToFP16Slice(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	x := randNormal32(r, 256, 1)
+	h := make([]uint16, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		FP32ToFP16Slice(h, x)
+	}
+}

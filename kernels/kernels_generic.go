@@ -26,6 +26,11 @@ func axpysF32F16(y, alpha []float32, x []uint16, stride int) { axpysEach(y, alph
 
 func swiGLUAccel(gate, up []float32) int { return 0 }
 
+func fp32ToFP16Accel(dst []uint16, src []float32) int { return 0 }
+
+func sumSquaresAccel(lanes *[8]float64, x []float32) int        { return 0 }
+func scaleMulAccel(out, x, weight []float32, scale float32) int { return 0 }
+
 func expSubAccel(x []float32, m float32) int { return 0 }
 
 func sumWords(b []uint64) uint64 { return sumWordsGeneric(b) }

@@ -15,20 +15,58 @@ func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
 //
 // As in the reference, the squares are rounded to float32 and summed in float64,
 // the mean and scale = 1/sqrt(mean+eps) are float32, and each output is
-// (x[i]*scale)*weight[i].
+// (x[i]*scale)*weight[i]. The reference sums the squares in order; here square
+// i goes to float64 lane i%8 (the tail after the last group of eight to lane
+// 0) and the lanes are added pairwise, so that the vector kernels
+// (sumSquaresAccel, scaleMulAccel) give the same bits as this loop. Either
+// way the float64 sum is far more precise than the float32 mean it is
+// rounded to.
 func RMSNorm(out, x, weight []float32, eps float32) {
 	if len(x) == 0 {
 		return
 	}
 	out, weight = out[:len(x)], weight[:len(x)]
-	var sum float64
-	for _, v := range x {
-		sum += float64(v * v)
+	var lanes [8]float64
+	sumSquares(&lanes, x, sumSquaresAccel(&lanes, x))
+	scale := rmsScale(&lanes, len(x), eps)
+	scaleMul(out, x, weight, scale, scaleMulAccel(out, x, weight, scale))
+}
+
+// rmsNormGeneric is RMSNorm without the vector kernels.
+func rmsNormGeneric(out, x, weight []float32, eps float32) {
+	if len(x) == 0 {
+		return
 	}
-	mean := float32(sum / float64(len(x)))
-	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-	for i, v := range x {
-		out[i] = float32(v*scale) * weight[i]
+	var lanes [8]float64
+	sumSquares(&lanes, x, 0)
+	scaleMul(out[:len(x)], x, weight[:len(x)], rmsScale(&lanes, len(x), eps), 0)
+}
+
+// sumSquares adds the squares of x[i:] (i a multiple of eight) to lanes:
+// square j to lane j%8, the tail after the last group of eight to lane 0.
+func sumSquares(lanes *[8]float64, x []float32, i int) {
+	for ; i+8 <= len(x); i += 8 {
+		for l, v := range (*[8]float32)(x[i:]) {
+			lanes[l] += float64(v * v)
+		}
+	}
+	for _, v := range x[i:] {
+		lanes[0] += float64(v * v)
+	}
+}
+
+// rmsScale returns 1/sqrt(mean+eps) for the squares of n values summed in
+// lanes.
+func rmsScale(lanes *[8]float64, n int, eps float32) float32 {
+	sum := ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+	mean := float32(sum / float64(n))
+	return 1 / float32(math.Sqrt(float64(mean+eps)))
+}
+
+// scaleMul sets out[j] = (x[j]·scale)·weight[j] for j ≥ i.
+func scaleMul(out, x, weight []float32, scale float32, i int) {
+	for ; i < len(x); i++ {
+		out[i] = float32(x[i]*scale) * weight[i]
 	}
 }
 

@@ -54,6 +54,37 @@ func TestRMSNorm(t *testing.T) {
 	}
 }
 
+// TestTwinRMSNorm compares RMSNorm, whose vector kernels do the multiples
+// of eight (or four), with its portable twin bit for bit, for lengths around
+// the vector widths and model sizes, at offsets, in place too.
+func TestTwinRMSNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, n := range []int{1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 64, 100, 960, 2048, 2051} {
+		for off := range 3 {
+			x := atOffset(randNormal32(r, n, []float64{1, 1e-3, 300}[off]), off)
+			w := atOffset(randNormal32(r, n, 1), (off+1)%4)
+			want := make([]float32, n)
+			rmsNormGeneric(want, x, w, 1e-5)
+			got := guarded(make([]float32, n), off, guardD)
+			RMSNorm(got, x, w, 1e-5)
+			for i := range want {
+				if !sameBits(got[i], want[i]) {
+					t.Fatalf("n=%d offset=%d: out[%d] = %v, twin %v", n, off, i, got[i], want[i])
+				}
+			}
+			if err := checkGuard(got, guardD, "out"); err != nil {
+				t.Fatalf("n=%d offset=%d: %v", n, off, err)
+			}
+			RMSNorm(x, x, w, 1e-5)
+			for i := range want {
+				if !sameBits(x[i], want[i]) {
+					t.Fatalf("n=%d offset=%d: in place, x[%d] = %v, twin %v", n, off, i, x[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 func TestSoftmax(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, n := range []int{1, 2, 10, 1000} {

@@ -59,6 +59,15 @@
 // fcvtl vd.4s, vn.4h / fcvtl2 vd.4s, vn.8h (half to single precision, exact)
 #define FCVTL_H(d, n) WORD $(0x0e217800 | (n)<<5 | (d))
 #define FCVTL2_H(d, n) WORD $(0x4e217800 | (n)<<5 | (d))
+// FCVTL Vd.2D, Vn.2S and FCVTL2 Vd.2D, Vn.4S: float32 to float64 (from the
+// low and the high half of Vn); FADD Vd.2D.
+#define FCVTL_S(d, n) WORD $(0x0e617800 | (n)<<5 | (d))
+#define FCVTL2_S(d, n) WORD $(0x4e617800 | (n)<<5 | (d))
+#define FADD_D(d, n, m) WORD $(0x4e60d400 | (m)<<16 | (n)<<5 | (d))
+// FCVTN Vd.4H, Vn.4S and FCVTN2 Vd.8H, Vn.4S: float32 to half precision
+// (the low and the high half of Vd).
+#define FCVTN_H(d, n) WORD $(0x0e216800 | (n)<<5 | (d))
+#define FCVTN2_H(d, n) WORD $(0x4e216800 | (n)<<5 | (d))
 
 // fadd, fmul, faddp vd.4s, vn.4s, vm.4s; fmul vd.4s, vn.4s, vm.s[i]
 #define FADD_S(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
