@@ -489,9 +489,7 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 			} else {
 				dotQ8_0Rows8AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
 			}
-			for k := range o {
-				out[r+k*n] = o[k]
-			}
+			scatterStreams(out, o[:], r, n)
 		}
 		r = 8 * n
 	}
@@ -620,9 +618,7 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 		var o [6]float32
 		for ; r < n; r++ {
 			dotQ4_KRows6AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-			for k := range o {
-				out[r+k*n] = o[k]
-			}
+			scatterStreams(out, o[:], r, n)
 		}
 		r = 6 * n
 	case hasAVX512 && t == Q6_K && len(out) >= 8:
@@ -631,7 +627,7 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 		var o [4]float32
 		for ; r < n; r++ {
 			dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-			out[r], out[r+n], out[r+2*n], out[r+3*n] = o[0], o[1], o[2], o[3]
+			scatterStreams(out, o[:], r, n)
 		}
 		r = 4 * n
 	}
@@ -639,6 +635,14 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 		out[r] = k(&w[r*rowBytes], &qs[0], &d[0], &bsums[0], nb)
 	}
 	return len(out)
+}
+
+// scatterStreams copies a multi-stream kernel's results, o[k] for row
+// r + k·n (the row r of each of the len(o) parts of n rows), to out.
+func scatterStreams(out, o []float32, r, n int) {
+	for k, v := range o {
+		out[r+k*n] = v
+	}
 }
 
 // rows4Kernel is the signature of the kernels that set out[k] to the dot of

@@ -119,26 +119,23 @@ func TestSplitLargeChunksFirst(t *testing.T) {
 	}
 }
 
-// jitterJob does a pseudo-random amount of busy work per chunk, so that the
-// threads of a job finish at scattered moments, some of them just as Run
-// parks, and counts the indices it was given.
+// jitterJob is a coverJob that first does a pseudo-random amount of busy
+// work per chunk, so that the threads of a job finish at scattered moments,
+// some of them just as Run parks.
 type jitterJob struct {
-	calls atomic.Uint64
-	hits  []atomic.Int32
-	sink  atomic.Uint64
+	coverJob
+	sink atomic.Uint64
 }
 
 func (j *jitterJob) Do(lo, hi int) {
-	x := j.calls.Add(1) * 0x9E3779B97F4A7C15
+	x := uint64(j.calls.Load()+1) * 0x9E3779B97F4A7C15
 	x ^= x >> 33
 	s := uint64(0)
 	for i := range x % 400 {
 		s += i * x
 	}
 	j.sink.Add(s)
-	for i := lo; i < hi; i++ {
-		j.hits[i].Add(1)
-	}
+	j.coverJob.Do(lo, hi)
 }
 
 // TestPoolParkWakeRace runs many short jobs of scattered lengths back to back
@@ -154,7 +151,7 @@ func TestPoolParkWakeRace(t *testing.T) {
 	for _, spin := range []time.Duration{0, time.Microsecond, 5 * time.Microsecond} {
 		for _, threads := range []int{2, 3} {
 			p := newPool(threads, spin)
-			j := &jitterJob{hits: make([]atomic.Int32, threads)}
+			j := &jitterJob{coverJob: coverJob{hits: make([]atomic.Int32, threads), grain: 1}}
 			for range jobs {
 				p.Run(threads, 1, j)
 			}
