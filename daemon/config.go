@@ -31,7 +31,9 @@ type Config struct {
 	// Cache configures the prompt cache.
 	Cache CacheConfig `yaml:"cache"`
 	// StateDir is where the daemon keeps state across restarts (for example
-	// the ids of answered requests, so a redelivered request is answered once).
+	// the answered deliveries, so a redelivered request is answered once).
+	// Unset, it is the user's own (UserStateDir), so a hand-run daemon never
+	// shares the packaged service's /var/lib/edgellm.
 	StateDir string `yaml:"state_dir"`
 
 	// lines maps dotted keys to the line they were set on in the file.
@@ -176,7 +178,6 @@ const (
 	DefaultMinP            = 0.05
 	DefaultRepeatPenalty   = 1.1
 	DefaultSeed            = -1
-	DefaultStateDir        = "/var/lib/edgellm"
 )
 
 // DefaultConfig returns the configuration used for every key the file does
@@ -202,9 +203,21 @@ func DefaultConfig() *Config {
 			RepeatPenalty: DefaultRepeatPenalty,
 			Seed:          DefaultSeed,
 		},
-		Cache:    CacheConfig{Persist: true},
-		StateDir: DefaultStateDir,
+		Cache: CacheConfig{Persist: true},
 	}
+}
+
+// UserStateDir is the state_dir of a configuration that sets none:
+// $XDG_STATE_HOME/edgellm, else $HOME/.local/state/edgellm.
+func UserStateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "edgellm"), nil
+	}
+	home := os.Getenv("HOME")
+	if !filepath.IsAbs(home) {
+		return "", errors.New("neither $XDG_STATE_HOME nor $HOME is set")
+	}
+	return filepath.Join(home, ".local", "state", "edgellm"), nil
 }
 
 // FieldError is one problem with one configuration key. Line is the line the

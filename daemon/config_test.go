@@ -83,6 +83,12 @@ func TestRepoConfigIsDocumentedDefault(t *testing.T) {
 	def.Model.Path = cfg.Model.Path
 	def.Model.Threads = cfg.Model.Threads
 	def.MQTT.NodeID = cfg.MQTT.NodeID
+	// The packaged configuration names the service's state directory; the
+	// code's default is the user's own.
+	if cfg.StateDir != "/var/lib/edgellm" {
+		t.Errorf("config.yaml state_dir %q, want /var/lib/edgellm", cfg.StateDir)
+	}
+	def.StateDir = cfg.StateDir
 	got := *cfg
 	got.lines = nil
 	if !reflect.DeepEqual(&got, def) {
@@ -217,10 +223,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"top_p zero", minimal + "sampling:\n  top_p: 0\n", "sampling.top_p", 4, "in (0, 1]"},
 		{"top_p above one", minimal + "sampling:\n  top_p: 1.5\n", "sampling.top_p", 4, "in (0, 1]"},
 		{"top_k negative", minimal + "sampling:\n  top_k: -1\n", "sampling.top_k", 4, "between 0 and"},
-		{"min_p above one", minimal + "sampling:\n  min_p: 2\n", "sampling.min_p", 4, "in [0, 1]"},
+		{"min_p above one", minimal + "sampling:\n  min_p: 2\n", "sampling.min_p", 4, "in [0, 1)"},
+		{"min_p one", minimal + "sampling:\n  min_p: 1\n", "sampling.min_p", 4, "in [0, 1)"},
+		{"top_p zero in float32", minimal + "sampling:\n  top_p: 1e-50\n", "sampling.top_p", 4, "single precision"},
 		{"repeat penalty zero", minimal + "sampling:\n  repeat_penalty: 0\n", "sampling.repeat_penalty", 4, "(0, 10]"},
 		{"seed below -1", minimal + "sampling:\n  seed: -2\n", "sampling.seed", 4, "-1 (random)"},
-		{"state dir empty", minimal + "state_dir: ''\n", "state_dir", 3, "must not be empty"},
+		{"state dir blank", minimal + "state_dir: ' '\n", "state_dir", 3, "must not be blank"},
 		{"embedded with a user", minimal + "mqtt:\n  broker: embedded\n  username: u\n", "mqtt.broker", 4, "external broker"},
 		{"embedded listen", minimal + "mqtt:\n  broker: embedded\n  embedded:\n    listen: nonsense\n", "mqtt.embedded.listen", 6, "not host:port"},
 		{"duplicate key", minimal + "  path: /other\n", "model.path", 3, "already defined"},
@@ -274,6 +282,31 @@ func TestParseConfigEmptySectionsKeepDefaults(t *testing.T) {
 	}
 	if cfg.Queue.Size != DefaultQueueSize || cfg.MQTT.Broker != DefaultBroker {
 		t.Errorf("empty values changed defaults: queue.size=%d broker=%q", cfg.Queue.Size, cfg.MQTT.Broker)
+	}
+}
+
+// Without state_dir a hand-run daemon keeps its state in the user's own
+// directory, never in the packaged service's /var/lib/edgellm.
+func TestStateDirDefaultsToTheUsers(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	cfg, err := ParseConfig([]byte("model:\n  path: /m.gguf\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, ".local/state/edgellm"); cfg.StateDir != want {
+		t.Errorf("state_dir %q, want %q", cfg.StateDir, want)
+	}
+	xdg := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", xdg)
+	if cfg, err = ParseConfig([]byte("model:\n  path: /m.gguf\n")); err != nil || cfg.StateDir != filepath.Join(xdg, "edgellm") {
+		t.Errorf("with $XDG_STATE_HOME: state_dir %q (%v)", cfg.StateDir, err)
+	}
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "")
+	if _, err := ParseConfig([]byte("model:\n  path: /m.gguf\n")); err == nil || !strings.Contains(err.Error(), "state_dir") {
+		t.Errorf("without a home: %v", err)
 	}
 }
 

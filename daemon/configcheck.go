@@ -30,6 +30,13 @@ func (c *Config) finish() error {
 		}
 		c.MQTT.NodeID = NodeIDFromHostname(host)
 	}
+	if c.StateDir == "" {
+		dir, err := UserStateDir()
+		if err != nil {
+			return c.fieldErr("state_dir", "unset, and the user's state directory is unknown (%v); set it", err)
+		}
+		c.StateDir = dir
+	}
 	return c.validate()
 }
 
@@ -107,8 +114,13 @@ func (c *Config) validate() error {
 	s := &c.Sampling
 	add(c.floatRange("sampling.temperature", s.Temperature, 0, mqtt.MaxTemperature, false))
 	add(c.floatRange("sampling.top_p", s.TopP, 0, 1, true))
+	if s.TopP > 0 && float32(s.TopP) == 0 { // the sampler works in float32
+		add(c.fieldErr("sampling.top_p", "%g is 0 in single precision", s.TopP))
+	}
 	add(c.intRange("sampling.top_k", s.TopK, 0, 1<<20))
-	add(c.floatRange("sampling.min_p", s.MinP, 0, 1, false))
+	if s.MinP < 0 || float32(s.MinP) >= 1 {
+		add(c.fieldErr("sampling.min_p", "must be in [0, 1), got %g", s.MinP))
+	}
 	if s.RepeatPenalty <= 0 || s.RepeatPenalty > 10 {
 		add(c.fieldErr("sampling.repeat_penalty", "must be in (0, 10] (1 turns it off), got %g", s.RepeatPenalty))
 	}
@@ -116,7 +128,7 @@ func (c *Config) validate() error {
 		add(c.fieldErr("sampling.seed", "must be -1 (random) or a non-negative integer, got %d", s.Seed))
 	}
 	if strings.TrimSpace(c.StateDir) == "" {
-		add(c.fieldErr("state_dir", "must not be empty"))
+		add(c.fieldErr("state_dir", "must not be blank"))
 	}
 	return errors.Join(errs...)
 }

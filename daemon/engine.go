@@ -95,6 +95,8 @@ type Job struct {
 	ToolChoice   *mqtt.ToolChoice   // nil = auto
 	OnText       func(string) error // receives the answer as it is generated; an error stops the job
 	Progress     func()             // called per prefill chunk and per token (the watchdog heartbeat)
+
+	constraint *constraint // compiled by checkJob; nil = compile when run
 }
 
 // Outcome is what a job produced.

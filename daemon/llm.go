@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/edgellm/edgellm/inference"
-	"github.com/edgellm/edgellm/inference/sampler"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -116,10 +116,15 @@ var errStop = errors.New("stop sequence")
 // Run answers one job; see Engine.
 func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	var out Outcome
-	gr, grStart, err := jobGrammar(job)
-	if err != nil {
-		return out, err
+	c := job.constraint
+	if c == nil {
+		gr, start, err := jobGrammar(job)
+		if err != nil {
+			return out, err
+		}
+		c = &constraint{grammar: gr, start: start}
 	}
+	gr, grStart := c.grammar, c.start
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
 		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
@@ -156,16 +161,8 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	}
 	stopped := false
 	res, err := e.gen.Generate(ctx, ids, inference.GenerateOptions{
-		MaxTokens: job.MaxTokens,
-		Sampling: sampler.Params{
-			Temperature:   float32(job.Sampling.Temperature),
-			TopK:          job.Sampling.TopK,
-			TopP:          float32(job.Sampling.TopP),
-			MinP:          float32(job.Sampling.MinP),
-			RepeatPenalty: float32(job.Sampling.RepeatPenalty),
-			RepeatLastN:   sampler.DefaultParams().RepeatLastN,
-			Seed:          job.Sampling.Seed,
-		},
+		MaxTokens:    job.MaxTokens,
+		Sampling:     samplerParams(job.Sampling),
 		OnProgress:   job.Progress,
 		ReusePrefix:  true,
 		Grammar:      gr,
@@ -248,6 +245,9 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 		if job.System != "" {
 			text = job.System + "\n\n" + text
 		}
+		if least := e.leastTokens(len(text)); least >= e.ctx {
+			return nil, 0, fmt.Errorf("%w: the prompt has at least %d tokens, the context holds %d", ErrPromptTooLong, least, e.ctx)
+		}
 		if ids, err = tok.Encode(text, false); err != nil {
 			return nil, 0, err
 		}
@@ -267,33 +267,80 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 	} else if job.System != "" {
 		system = []mqtt.ChatMessage{{Role: mqtt.RoleSystem, Content: job.System}}
 	}
-	encode := func(turns []mqtt.ChatMessage) ([]int32, error) {
-		var tools []mqtt.Tool
-		if jobToolMode(job) != toolsOff {
-			tools = job.Tools
-		}
-		text, err := tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...), tools)
-		if err != nil {
-			return nil, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages", Msg: err.Error()}
-		}
-		return tok.Encode(text, true)
+	var tools []mqtt.Tool
+	if jobToolMode(job) != toolsOff {
+		tools = job.Tools
 	}
-	full, err := encode(msgs)
+	// encode renders and tokenizes turns. A text too long to fit even at
+	// the fewest tokens its bytes allow is not tokenized, which would cost
+	// memory in proportion to its length for nothing: ids is nil then, n
+	// that least number of tokens, and text the rendering.
+	encode := func(turns []mqtt.ChatMessage) (ids []int32, n int, text string, err error) {
+		text, err = tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...), tools)
+		if err != nil {
+			return nil, 0, "", &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages", Msg: err.Error()}
+		}
+		if least := e.leastTokens(len(text)); least >= e.ctx {
+			return nil, least, text, nil
+		}
+		ids, err = tok.Encode(text, true)
+		return ids, len(ids), text, err
+	}
+	ids, n, text, err := encode(msgs)
 	if err != nil {
 		return nil, 0, err
 	}
-	ids = full
-	for len(msgs) > 1 && len(ids)+job.MaxTokens > e.ctx {
+	total := n
+	if ids == nil { // counted piecewise, for the dropped tokens
+		if total, err = e.countTokens(0, text); err != nil {
+			return nil, 0, err
+		}
+	}
+	for len(msgs) > 1 && n+job.MaxTokens > e.ctx {
 		msgs = msgs[1:]
 		// A conversation continues with the user, not with an answer.
 		for len(msgs) > 1 && msgs[0].Role != mqtt.RoleUser {
 			msgs = msgs[1:]
 		}
-		if ids, err = encode(msgs); err != nil {
+		if ids, n, _, err = encode(msgs); err != nil {
 			return nil, 0, err
 		}
 	}
-	return ids, len(full) - len(ids), e.fits(len(ids), len(full))
+	if ids == nil {
+		if total != n {
+			return nil, 0, fmt.Errorf("%w: even trimmed to the system message and the last turn the prompt has at least %d tokens, the context holds %d",
+				ErrPromptTooLong, n, e.ctx)
+		}
+		return nil, 0, fmt.Errorf("%w: the prompt has at least %d tokens, the context holds %d", ErrPromptTooLong, n, e.ctx)
+	}
+	return ids, total - len(ids), e.fits(len(ids), total)
+}
+
+// leastTokens is the fewest tokens a text of n bytes can encode to.
+func (e *llm) leastTokens(n int) int {
+	per := e.model.Tokenizer.MaxTokenBytes()
+	return (n + per - 1) / per
+}
+
+// countTokens adds the number of tokens of text to n, encoding it in pieces
+// no longer than a context's worth of bytes, so the memory it takes stays
+// bounded whatever the text's length.
+func (e *llm) countTokens(n int, text string) (int, error) {
+	piece := e.ctx * e.model.Tokenizer.MaxTokenBytes()
+	var ids []int32
+	for text != "" {
+		cut := min(piece, len(text))
+		for cut < len(text) && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		var err error
+		if ids, err = e.model.Tokenizer.AppendEncode(ids[:0], text[:cut], false); err != nil {
+			return n, err
+		}
+		n += len(ids)
+		text = text[cut:]
+	}
+	return n, nil
 }
 
 // fits checks that a prompt of n tokens leaves room for at least one

@@ -11,15 +11,19 @@ import (
 // the request is answered at once with error code busy.
 var ErrQueueFull = errors.New("the queue is full; try again later")
 
-// ErrDuplicate is returned by Queue.Push for an id that is already queued or
-// running (a redelivery of a request being handled).
-var ErrDuplicate = errors.New("a request with this id is already queued or running")
+// ErrDuplicate is returned by Queue.Push for a redelivery of a request that
+// is already queued or running: its answer acknowledges both.
+var ErrDuplicate = errors.New("this delivery is already queued or running")
 
 // Entry is a queued job with what the worker needs to run and answer it.
 type Entry struct {
 	Job      Job
 	Arrived  time.Time
 	Deadline time.Time // Arrived + queue.job_timeout
+	// Delivery identifies the MQTT delivery the job came from, and
+	// Redelivery says whether the broker flagged it as a repeat.
+	Delivery   Delivery
+	Redelivery bool
 	// Reply carries how to answer (topics, plain text or JSON, the MQTT
 	// message to acknowledge); the queue does not look at it.
 	Reply any
@@ -30,13 +34,13 @@ type Entry struct {
 
 // Queue is the bounded FIFO in front of the single inference worker. It
 // knows the running job too, so that a cancel finds a job wherever it is and
-// a redelivered id is never run twice at once. It is safe for concurrent use.
+// a redelivered request is never run twice at once. Several jobs may share a
+// request id (a new request may reuse one). It is safe for concurrent use.
 type Queue struct {
 	mu      sync.Mutex
 	size    int
 	waiting []*Entry
 	running *Entry
-	ids     map[string]*Entry // queued and running
 	wake    chan struct{}
 	changed func() // called (without the lock) after every change
 }
@@ -45,7 +49,7 @@ type Queue struct {
 // is called after each change of depth or running job (for the status); it
 // must not block.
 func NewQueue(size int, onChange func()) *Queue {
-	return &Queue{size: size, ids: map[string]*Entry{}, wake: make(chan struct{}, 1), changed: onChange}
+	return &Queue{size: size, wake: make(chan struct{}, 1), changed: onChange}
 }
 
 // SetSize changes the bound (a reload); jobs already waiting stay.
@@ -55,11 +59,25 @@ func (q *Queue) SetSize(size int) {
 	q.mu.Unlock()
 }
 
-// Push appends e. It fails with ErrDuplicate when e's id is queued or
-// running, and ErrQueueFull when size jobs wait already.
+// holds reports whether the running or a waiting job came from delivery d.
+// Call with q.mu held.
+func (q *Queue) holds(d Delivery) bool {
+	if q.running != nil && q.running.Delivery == d {
+		return true
+	}
+	for _, w := range q.waiting {
+		if w.Delivery == d {
+			return true
+		}
+	}
+	return false
+}
+
+// Push appends e. It fails with ErrDuplicate when e is a redelivery of a
+// delivery queued or running, and ErrQueueFull when size jobs wait already.
 func (q *Queue) Push(e *Entry) error {
 	q.mu.Lock()
-	if _, ok := q.ids[e.Job.ID]; ok {
+	if e.Redelivery && q.holds(e.Delivery) {
 		q.mu.Unlock()
 		return ErrDuplicate
 	}
@@ -68,7 +86,6 @@ func (q *Queue) Push(e *Entry) error {
 		return ErrQueueFull
 	}
 	q.waiting = append(q.waiting, e)
-	q.ids[e.Job.ID] = e
 	q.mu.Unlock()
 	q.signal()
 	q.notify()
@@ -123,9 +140,6 @@ func (q *Queue) Finish(e *Entry) {
 	if q.running == e {
 		q.running = nil
 	}
-	if q.ids[e.Job.ID] == e {
-		delete(q.ids, e.Job.ID)
-	}
 	if e.cancel != nil {
 		e.stop()
 		e.cancel(nil)
@@ -141,32 +155,31 @@ var ErrCancelled = errors.New("cancelled by request")
 // stopping; such a job is not answered, so it runs again after the restart.
 var ErrShutdown = errors.New("the daemon is stopping")
 
-// Cancel cancels the job with the given id, with cause as the running job's
-// context cause. A queued job is removed and returned (the caller answers
-// it); a running job's context is cancelled and nil is returned with found
-// true (the worker answers it).
-func (q *Queue) Cancel(id string, cause error) (removed *Entry, found bool) {
+// Cancel cancels every job with the given id, with cause as the running
+// job's context cause. Queued jobs are removed and returned (the caller
+// answers them); a running job's context is cancelled (the worker answers
+// it) and running is true.
+func (q *Queue) Cancel(id string, cause error) (removed []*Entry, running bool) {
 	q.mu.Lock()
-	e, ok := q.ids[id]
-	if !ok {
-		q.mu.Unlock()
-		return nil, false
-	}
-	if e == q.running {
+	if e := q.running; e != nil && e.Job.ID == id {
 		e.cancel(cause)
-		q.mu.Unlock()
-		return nil, true
+		running = true
 	}
-	for i, w := range q.waiting {
-		if w == e {
-			q.waiting = append(q.waiting[:i], q.waiting[i+1:]...)
-			break
+	kept := q.waiting[:0]
+	for _, w := range q.waiting {
+		if w.Job.ID == id {
+			removed = append(removed, w)
+		} else {
+			kept = append(kept, w)
 		}
 	}
-	delete(q.ids, id)
+	clear(q.waiting[len(kept):])
+	q.waiting = kept
 	q.mu.Unlock()
-	q.notify()
-	return e, true
+	if len(removed) > 0 {
+		q.notify()
+	}
+	return removed, running
 }
 
 // Running returns the id of the running job, or "".
@@ -192,9 +205,6 @@ func (q *Queue) Drain() []*Entry {
 	q.mu.Lock()
 	w := q.waiting
 	q.waiting = nil
-	for _, e := range w {
-		delete(q.ids, e.Job.ID)
-	}
 	q.mu.Unlock()
 	q.notify()
 	return w

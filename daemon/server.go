@@ -55,7 +55,7 @@ const (
 	// overheadBytes is the memory planned for besides model and KV cache:
 	// the Go runtime, scratch buffers, MQTT and the tokenizer.
 	overheadBytes = 64 * MiB
-	// answeredKeep is how many answered ids are remembered.
+	// answeredKeep is how many answered deliveries are remembered.
 	answeredKeep = 4096
 	// watchdogGrace is how many watchdog checks (half the WatchdogSec each)
 	// may find the worker without progress before the pings stop.
@@ -147,7 +147,7 @@ func Serve(ctx context.Context, opts Options) error {
 	defer func() { s.engine.Close() }()
 
 	if s.answered, err = OpenAnswered(cfg.StateDir, answeredKeep); err != nil {
-		s.log.Warn("answered ids are kept in memory only", "err", err)
+		s.log.Warn("answered deliveries are kept in memory only", "err", err)
 		s.answered, _ = OpenAnswered("", answeredKeep)
 	}
 	defer s.answered.Close()
@@ -217,13 +217,17 @@ func Serve(ctx context.Context, opts Options) error {
 		}
 		<-done
 	}
-	s.publishStatus()
+	// The status loop ends before the final status, so none of its
+	// publications (an older state) can land after it.
 	stopBg()
 	bg.Wait()
+	s.publishStatus()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.currentClient().Close(closeCtx); err != nil {
 		s.log.Warn("publishing offline failed", "err", err)
+	} else if err := s.answered.Clear(); err != nil {
+		s.log.Warn("clearing the answered deliveries failed", "err", err)
 	}
 	s.log.Info("stopped")
 	return fatal
@@ -304,7 +308,9 @@ func (s *server) currentClient() *mqtt.Client {
 }
 
 func (s *server) setState(st string) {
-	if old, _ := s.state.Load().(string); old == st {
+	// Stopping is final: a job ending during the shutdown does not make
+	// the node idle again.
+	if old, _ := s.state.Load().(string); old == st || old == mqtt.StateStopping {
 		return
 	}
 	s.state.Store(st)
@@ -402,14 +408,16 @@ func (s *server) handle(ctx context.Context, m mqtt.Message) {
 
 // reply is how a job is answered.
 type reply struct {
-	plain  bool   // answer bare text on Topics.Response()
-	topic  string // where the final answer goes
-	stream string // where chunks go ("" = no streaming)
-	msg    mqtt.Message
+	plain    bool   // answer bare text on Topics.Response()
+	topic    string // where the final answer goes
+	errTopic string // where an error answer goes instead ("" = topic)
+	stream   string // where chunks go ("" = no streaming)
+	msg      mqtt.Message
+	delivery Delivery // recorded as answered once the answer is out
 }
 
-func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message) reply {
-	r := reply{plain: req.Plain, msg: m}
+func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message, d Delivery) reply {
+	r := reply{plain: req.Plain, msg: m, delivery: d}
 	switch {
 	case req.Plain:
 		r.topic = t.Response()
@@ -417,6 +425,10 @@ func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message) repl
 		r.topic = req.ReplyTo
 	default:
 		r.topic = t.ResponseFor(req.ID)
+		if req.GeneratedID {
+			// No one can know the generated id's topic in advance.
+			r.errTopic = t.Error()
+		}
 	}
 	if req.Stream && !req.Plain {
 		r.stream = t.Stream(req.ID)
@@ -427,24 +439,32 @@ func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message) repl
 func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, m mqtt.Message) {
 	lim := mqtt.RequestLimits{MaxBytes: cfg.Limits.MaxPromptBytes, MaxTokens: cfg.Limits.MaxTokens,
 		NoReplyTo: []string{t.Request(), t.PoolRequest(), t.Cancel()}}
+	// Only a message the broker flags as a repeat (DUP) can be one we
+	// answered already: a new request is answered whatever its id.
+	d := DeliveryOf(m.PacketID, m.Payload)
+	if m.Duplicate && s.answered.Has(d) {
+		s.log.Info("redelivery of an answered request; acknowledging it", "packet_id", m.PacketID)
+		m.Ack()
+		return
+	}
 	req, err := mqtt.ParseRequest(m.Payload, lim)
-	rp := s.replyFor(req, t, m)
+	rp := s.replyFor(req, t, m, d)
+	var job Job
+	if err == nil {
+		job = NewJob(req, cfg)
+		err = checkJob(&job)
+	}
 	if err != nil {
 		s.log.Warn("bad request", "topic", m.Topic, "id", req.ID, "err", err)
 		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, "", err))
 		return
 	}
-	if !req.GeneratedID && s.answered.Has(req.ID) {
-		s.log.Info("request already answered; acknowledging the redelivery", "id", req.ID)
-		m.Ack()
-		return
-	}
 	now := time.Now()
-	e := &Entry{Job: NewJob(req, cfg), Arrived: now, Deadline: now.Add(cfg.Queue.JobTimeout), Reply: rp}
+	e := &Entry{Job: job, Arrived: now, Deadline: now.Add(cfg.Queue.JobTimeout), Delivery: d, Redelivery: m.Duplicate, Reply: rp}
 	switch err := s.queue.Push(e); {
 	case errors.Is(err, ErrDuplicate):
-		// A redelivery of a request we are handling: its answer will
-		// acknowledge it.
+		// A redelivery of a request we are handling (after a reconnection):
+		// its answer acknowledges the packet id both share.
 		s.log.Info("request already queued or running; ignoring the redelivery", "id", req.ID)
 	case errors.Is(err, ErrQueueFull):
 		s.log.Warn("queue full; answering busy", "id", req.ID, "size", cfg.Queue.Size)
@@ -469,21 +489,21 @@ func (s *server) handleCancel(ctx context.Context, t mqtt.Topics, m mqtt.Message
 			return
 		}
 	}
-	removed, found := s.queue.Cancel(id, ErrCancelled)
-	switch {
-	case !found:
+	removed, running := s.queue.Cancel(id, ErrCancelled)
+	if !running && len(removed) == 0 {
 		s.log.Info("cancel: no such job queued or running", "id", id)
-	case removed != nil:
+	}
+	for _, e := range removed {
 		s.log.Info("cancelled a queued job", "id", id)
-		rp := removed.Reply.(reply)
-		s.answer(ctx, id, rp, mqtt.ErrorFinal(id, mqtt.CodeCancelled, errors.New("cancelled before it started")))
-	default:
+		s.answer(ctx, id, e.Reply.(reply), mqtt.ErrorFinal(id, mqtt.CodeCancelled, errors.New("cancelled before it started")))
+	}
+	if running {
 		s.log.Info("cancelling the running job", "id", id)
 	}
 }
 
-// answer publishes a final answer (QoS 1), records the id as answered and
-// acknowledges the request. When publishing fails the request stays
+// answer publishes a final answer (QoS 1), records the delivery as answered
+// and acknowledges the request. When publishing fails the request stays
 // unacknowledged, so the broker delivers it again.
 func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) {
 	if f.Status == mqtt.StatusOK {
@@ -501,14 +521,23 @@ func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) 
 			return
 		}
 	}
+	topic := rp.topic
+	if f.Status != mqtt.StatusOK && rp.errTopic != "" {
+		topic = rp.errTopic
+	}
 	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	if err := s.currentClient().Publish(pubCtx, rp.topic, 1, false, payload); err != nil {
+	if err := s.currentClient().Publish(pubCtx, topic, 1, false, payload); err != nil {
 		s.log.Error("publishing the answer failed; the request stays unacknowledged", "id", id, "err", err)
 		return
 	}
-	if err := s.answered.Add(id); err != nil {
-		s.log.Warn("recording the answered id failed", "id", id, "err", err)
+	// Every answer that went out counts, errors and busy included: a
+	// redelivery of that request is not answered again. A new request
+	// that reuses the id is.
+	if rp.msg.QoS > 0 {
+		if err := s.answered.Add(rp.delivery, id); err != nil {
+			s.log.Warn("recording the answered delivery failed", "id", id, "err", err)
+		}
 	}
 	rp.msg.Ack()
 	s.kickStatus()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/grammar"
+	"github.com/edgellm/edgellm/inference/sampler"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -89,6 +90,40 @@ func jobGrammar(job Job) (g *grammar.Grammar, start func([]byte) int, err error)
 		return grammar.JSON(grammar.Options{}), nil, nil
 	}
 	return nil, nil, nil
+}
+
+// constraint is a job's compiled output constraint (see jobGrammar).
+type constraint struct {
+	grammar *grammar.Grammar
+	start   func([]byte) int
+}
+
+// samplerParams are the sampler's parameters for a job.
+func samplerParams(s Sampling) sampler.Params {
+	return sampler.Params{
+		Temperature:   float32(s.Temperature),
+		TopK:          s.TopK,
+		TopP:          float32(s.TopP),
+		MinP:          float32(s.MinP),
+		RepeatPenalty: float32(s.RepeatPenalty),
+		RepeatLastN:   sampler.DefaultParams().RepeatLastN,
+		Seed:          s.Seed,
+	}
+}
+
+// checkJob refuses, before the job is queued, what would make it fail once
+// it runs: sampling parameters the sampler cannot use and a schema or tools
+// the grammar cannot compile. It keeps the compiled constraint in the job.
+func checkJob(job *Job) error {
+	if err := samplerParams(job.Sampling).Validate(); err != nil {
+		return &mqtt.RequestError{Code: mqtt.CodeBadRequest, Msg: err.Error()}
+	}
+	g, start, err := jobGrammar(*job)
+	if err != nil {
+		return err
+	}
+	job.constraint = &constraint{grammar: g, start: start}
+	return nil
 }
 
 // toolCallStart finds where a tool call begins in free output: after a

@@ -73,7 +73,11 @@ type Message struct {
 	QoS       byte   // the delivery QoS
 	Retained  bool   // a retained message delivered on subscribing
 	Duplicate bool   // a redelivery of a message not acknowledged before
-	ack       func()
+	// PacketID is the MQTT packet identifier of a QoS 1 or 2 delivery (0 for
+	// QoS 0). A broker re-sends an unacknowledged message with its original
+	// packet identifier and Duplicate set.
+	PacketID uint16
+	ack      func()
 }
 
 // Ack acknowledges the message to the broker. It is safe to call more than
@@ -421,7 +425,8 @@ func (c *Client) onConnectionLost(_ paho.Client, err error) {
 // onMessage is Paho's handler, called on Paho's router goroutine: it only
 // queues the message (never blocks) for pump to deliver.
 func (c *Client) onMessage(_ paho.Client, pm paho.Message) {
-	m := Message{Topic: pm.Topic(), Payload: pm.Payload(), QoS: pm.Qos(), Retained: pm.Retained(), Duplicate: pm.Duplicate(), ack: pm.Ack}
+	m := Message{Topic: pm.Topic(), Payload: pm.Payload(), QoS: pm.Qos(), Retained: pm.Retained(), Duplicate: pm.Duplicate(),
+		PacketID: pm.MessageID(), ack: pm.Ack}
 	c.mu.Lock()
 	if c.closed || len(c.inbox) >= c.cfg.InboxLimit {
 		closed := c.closed

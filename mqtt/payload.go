@@ -27,6 +27,14 @@ const (
 	MaxTemperature = 5.0 // highest temperature accepted
 	MaxStop        = 16  // most stop sequences per request
 	MaxStopBytes   = 256 // longest stop sequence
+	// MaxDepth bounds the nesting of arrays and objects in a JSON request
+	// (the request object itself is level 1), so a schema nested thousands
+	// of levels deep is refused before it is decoded.
+	MaxDepth = 64
+	// MaxTools bounds the tools of one request.
+	MaxTools = 64
+	// MaxMessages bounds the messages of one conversation.
+	MaxMessages = 256
 )
 
 // ChatMessage is one turn of a conversation.
@@ -114,7 +122,7 @@ type Request struct {
 	Temperature *float64 `json:"temperature,omitempty"` // 0 … MaxTemperature; 0 is greedy
 	TopP        *float64 `json:"top_p,omitempty"`       // (0, 1]
 	TopK        *int     `json:"top_k,omitempty"`       // 0 (off) or more
-	MinP        *float64 `json:"min_p,omitempty"`       // [0, 1]
+	MinP        *float64 `json:"min_p,omitempty"`       // [0, 1)
 	Seed        *int64   `json:"seed,omitempty"`        // -1 (random) or a fixed seed
 	// Stop ends generation at any of these strings (not included).
 	Stop []string `json:"stop,omitempty"`
@@ -196,6 +204,14 @@ func ParseRequest(payload []byte, lim RequestLimits) (*Request, error) {
 			Msg: fmt.Sprintf("payload is not valid UTF-8 (bad byte at offset %d)", off)}
 	}
 	trimmed := bytes.TrimLeft(payload, " \t\r\n")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && tooDeep(trimmed, MaxDepth) {
+		return salvage(payload, lim), &RequestError{Code: CodeBadRequest,
+			Msg: fmt.Sprintf("JSON nested more than %d levels deep", MaxDepth)}
+	}
+	if len(trimmed) > 0 && trimmed[0] != '{' && json.Valid(trimmed) {
+		return salvage(payload, lim), &RequestError{Code: CodeBadRequest,
+			Msg: fmt.Sprintf("a JSON request must be an object, got %s; send a prompt as text or a JSON request object", jsonKind(trimmed[0]))}
+	}
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		r := &Request{ID: NewID(), GeneratedID: true, Plain: true, Prompt: string(payload)}
 		if strings.TrimSpace(r.Prompt) == "" {
@@ -270,6 +286,48 @@ func salvage(payload []byte, lim RequestLimits) *Request {
 		r.ReplyTo = rt
 	}
 	return r
+}
+
+// tooDeep reports whether the arrays and objects of JSON text b nest more
+// than limit levels deep. It reads brackets outside strings only and does not
+// validate b.
+func tooDeep(b []byte, limit int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// jsonKind names the kind of JSON value that starts with byte c.
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
 }
 
 func invalidUTF8Offset(b []byte) int {
@@ -362,14 +420,15 @@ func (r *Request) validate(lim RequestLimits) error {
 	if r.Temperature != nil && (*r.Temperature < 0 || *r.Temperature > MaxTemperature) {
 		return badField("temperature", "must be between 0 and %g, got %g", MaxTemperature, *r.Temperature)
 	}
-	if r.TopP != nil && (*r.TopP <= 0 || *r.TopP > 1) {
+	// The sampler works in float32: a top_p that rounds to 0 there is 0.
+	if r.TopP != nil && (*r.TopP <= 0 || float32(*r.TopP) <= 0 || *r.TopP > 1) {
 		return badField("top_p", "must be in (0, 1], got %g", *r.TopP)
 	}
 	if r.TopK != nil && *r.TopK < 0 {
 		return badField("top_k", "must be 0 (off) or more, got %d", *r.TopK)
 	}
-	if r.MinP != nil && (*r.MinP < 0 || *r.MinP > 1) {
-		return badField("min_p", "must be in [0, 1], got %g", *r.MinP)
+	if r.MinP != nil && (*r.MinP < 0 || float32(*r.MinP) >= 1) {
+		return badField("min_p", "must be in [0, 1), got %g", *r.MinP)
 	}
 	if r.Seed != nil && *r.Seed < -1 {
 		return badField("seed", "must be -1 (random) or a non-negative integer, got %d", *r.Seed)
@@ -417,6 +476,9 @@ func (r *Request) validatePrompt() error {
 	if len(r.Messages) == 0 {
 		return badField("messages", "must not be empty")
 	}
+	if len(r.Messages) > MaxMessages {
+		return badField("messages", "at most %d messages, got %d", MaxMessages, len(r.Messages))
+	}
 	for i, m := range r.Messages {
 		switch m.Role {
 		case RoleSystem:
@@ -442,6 +504,9 @@ func (r *Request) validatePrompt() error {
 }
 
 func (r *Request) validateTools() error {
+	if len(r.Tools) > MaxTools {
+		return badField("tools", "at most %d tools, got %d", MaxTools, len(r.Tools))
+	}
 	names := map[string]bool{}
 	for i, tool := range r.Tools {
 		if tool.Type != "function" {

@@ -57,6 +57,11 @@ func (t Topics) ResponseFor(id string) string { return t.prefix() + "response/" 
 // <base>/<node>/response/<id>/stream.
 func (t Topics) Stream(id string) string { return t.ResponseFor(id) + "/stream" }
 
+// Error is where the error answer to a request goes when the request
+// gives no usable id and no reply_to (so no response topic of its own):
+// <base>/<node>/error.
+func (t Topics) Error() string { return t.prefix() + "error" }
+
 // Cancel is where cancellations arrive: <base>/<node>/cancel.
 func (t Topics) Cancel() string { return t.prefix() + "cancel" }
 

@@ -42,8 +42,9 @@ var typeNames = map[string]bool{
 // description, default, examples, format, $schema, $id, $comment,
 // deprecated, readOnly, writeOnly) are ignored. Any other keyword, anyOf
 // beside other constraints, enum beside const, a required property that is
-// not in properties, more than 64 properties in one object, and a keyword
-// that applies to none of the given types are errors. Without "type", the
+// not in properties, more than 64 properties in one object, schemas nested
+// more than MaxSchemaDepth deep, and a keyword that applies to none of the
+// given types are errors. Without "type", the
 // type is taken from the keywords (properties → object, items → array...);
 // without either, any value is allowed. enum and const values that the rest
 // of the schema rejects are dropped; they are written as encoding/json
@@ -69,13 +70,24 @@ func CompileSchema(schema []byte, opts Options) (*Grammar, error) {
 	return g, nil
 }
 
+// MaxSchemaDepth bounds how deeply schemas nest in a schema (the root is
+// depth 1): deeper ones are refused rather than compiled at a cost that grows
+// with the square of the depth.
+const MaxSchemaDepth = 64
+
 // compiler turns decoded schemas into grammar nodes.
 type compiler struct {
-	g *Grammar
+	g     *Grammar
+	depth int // of the schema being compiled
 }
 
 // compile returns the node of the schema v found at path (a JSON pointer).
 func (c *compiler) compile(path string, v any) (int32, error) {
+	if c.depth >= MaxSchemaDepth {
+		return -1, fmt.Errorf("grammar: schema %s: schemas nest more than %d deep", abbreviatePath(path), MaxSchemaDepth)
+	}
+	c.depth++
+	defer func() { c.depth-- }()
 	switch s := v.(type) {
 	case bool:
 		if s {
@@ -86,6 +98,14 @@ func (c *compiler) compile(path string, v any) (int32, error) {
 		return c.schema(path, s)
 	}
 	return -1, fmt.Errorf("grammar: schema %s: want an object or a boolean, got %s", path, describe(v))
+}
+
+// abbreviatePath shortens a deep JSON pointer for an error message.
+func abbreviatePath(path string) string {
+	if len(path) > 80 {
+		return path[:40] + "…" + path[len(path)-37:]
+	}
+	return path
 }
 
 // schema compiles a schema object.

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The tokenizer keeps no copy of the token texts or merge rules: they stay in
@@ -61,9 +62,16 @@ func (t *Tokenizer) buildIndex() error {
 			return fmt.Errorf("tokenizer: tokens %d and %d have the same text %q", j, i, s)
 		}
 		t.insert(h, int32(i))
+		t.maxTokenBytes = max(t.maxTokenBytes, len(s))
 	}
 	return nil
 }
+
+// MaxTokenBytes bounds the bytes of text one token stands for: the longest
+// token text (at least 4, a UTF-8 character an unknown token replaces). A
+// text of n bytes therefore encodes to at least n/MaxTokenBytes tokens, which
+// lets a caller refuse a text too long for its context without encoding it.
+func (t *Tokenizer) MaxTokenBytes() int { return max(t.maxTokenBytes, utf8.UTFMax) }
 
 // tag returns the slot tag of hash h, shifted into place.
 func (x *tokenIndex) tag(h uint64) uint32 {

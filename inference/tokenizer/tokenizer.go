@@ -110,10 +110,11 @@ type Tokenizer struct {
 	types     []uint8
 	wideTypes map[int32]TokenType
 
-	index     tokenIndex       // token text → id
-	emptyText map[int32]string // texts of the tokens stored as "" (see emptyTokenText)
-	isBPE     bool
-	byteID    [256]int32 // "llama": byte → byte-fallback token id, or -1
+	index         tokenIndex       // token text → id
+	emptyText     map[int32]string // texts of the tokens stored as "" (see emptyTokenText)
+	maxTokenBytes int              // the longest token text (see MaxTokenBytes)
+	isBPE         bool
+	byteID        [256]int32 // "llama": byte → byte-fallback token id, or -1
 
 	// "gpt2"
 	mergeRank    []int32          // token id → lowest rank of the merge rules making it, or -1 (see buildMerges)
