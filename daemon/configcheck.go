@@ -40,6 +40,9 @@ func (c *Config) finish() error {
 	return c.validate()
 }
 
+// maxPromptBytesCeiling is the largest limits.max_prompt_bytes.
+const maxPromptBytesCeiling = 16 << 20
+
 // validate checks every key; it reports all problems, not just the first.
 func (c *Config) validate() error {
 	var errs []error
@@ -105,7 +108,7 @@ func (c *Config) validate() error {
 	add(c.intRange("queue.size", c.Queue.Size, 1, 10000))
 	add(c.durationRange("queue.job_timeout", c.Queue.JobTimeout, time.Second, 24*time.Hour))
 
-	add(c.intRange("limits.max_prompt_bytes", c.Limits.MaxPromptBytes, 1, 16<<20))
+	add(c.intRange("limits.max_prompt_bytes", c.Limits.MaxPromptBytes, 1, maxPromptBytesCeiling))
 	add(c.intRange("limits.max_tokens", c.Limits.MaxTokens, 1, 1<<20))
 	if c.Limits.MaxTokens >= m.Context && m.Context >= 16 {
 		add(c.fieldErr("limits.max_tokens", "%d leaves no room for a prompt in model.context %d", c.Limits.MaxTokens, m.Context))

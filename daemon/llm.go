@@ -296,7 +296,9 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 			return nil, 0, err
 		}
 	}
+	trimmed := false
 	for len(msgs) > 1 && n+job.MaxTokens > e.ctx {
+		trimmed = true
 		msgs = msgs[1:]
 		// A conversation continues with the user, not with an answer.
 		for len(msgs) > 1 && msgs[0].Role != mqtt.RoleUser {
@@ -307,7 +309,7 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 		}
 	}
 	if ids == nil {
-		if total != n {
+		if trimmed {
 			return nil, 0, fmt.Errorf("%w: even trimmed to the system message and the last turn the prompt has at least %d tokens, the context holds %d",
 				ErrPromptTooLong, n, e.ctx)
 		}

@@ -264,10 +264,13 @@ func TestClientPersistentSession(t *testing.T) {
 
 	second := newTestClient(t, b.URL(), "persist", nil)
 	second.connect(t)
+	ids := map[string]uint16{}
 	for _, want := range []string{"queued-1", "queued-2"} {
-		if m := second.next(t); string(m.Payload) != want {
-			t.Fatalf("after reconnecting got %q, want %q", m.Payload, want)
+		m := second.next(t)
+		if string(m.Payload) != want || m.Duplicate || m.PacketID == 0 {
+			t.Fatalf("after reconnecting got %q (duplicate %v, packet id %d), want %q, a first delivery", m.Payload, m.Duplicate, m.PacketID, want)
 		}
+		ids[want] = m.PacketID
 	}
 	// Not acknowledged (as if the daemon crashed mid-job): the broker
 	// delivers them again, marked duplicate, to the next connection.
@@ -278,8 +281,8 @@ func TestClientPersistentSession(t *testing.T) {
 	third.connect(t)
 	for _, want := range []string{"queued-1", "queued-2"} {
 		m := third.next(t)
-		if string(m.Payload) != want || !m.Duplicate {
-			t.Fatalf("redelivery: got %q (duplicate %v), want %q duplicate", m.Payload, m.Duplicate, want)
+		if string(m.Payload) != want || !m.Duplicate || m.PacketID != ids[want] {
+			t.Fatalf("redelivery: got %q (duplicate %v, packet id %d), want %q duplicate with packet id %d", m.Payload, m.Duplicate, m.PacketID, want, ids[want])
 		}
 		m.Ack()
 	}
