@@ -102,7 +102,7 @@ func (s *server) retopic(ctx context.Context, old, cfg *Config, t mqtt.Topics) {
 			}
 		}
 		if old.MQTT.HomeAssistant.Enabled && !cfg.MQTT.HomeAssistant.Enabled {
-			s.publishAll(client, s.discovery(old, oldTopics).Removals())
+			s.publishAll(client, []mqtt.DiscoveryMessage{s.discovery(old, oldTopics).Removal()})
 		} else if cfg.MQTT.HomeAssistant != old.MQTT.HomeAssistant {
 			go s.publishDiscovery()
 		}
@@ -110,7 +110,7 @@ func (s *server) retopic(ctx context.Context, old, cfg *Config, t mqtt.Topics) {
 	}
 	s.log.Info("reload: moving to new topics", "from", oldTopics.Request(), "to", t.Request())
 	if old.MQTT.HomeAssistant.Enabled {
-		s.publishAll(client, s.discovery(old, oldTopics).Removals())
+		s.publishAll(client, []mqtt.DiscoveryMessage{s.discovery(old, oldTopics).Removal()})
 	}
 	if err := client.SetSubscriptions(ctx, map[string]byte{}); err != nil {
 		s.log.Warn("reload: unsubscribing the old topics failed", "err", err)
