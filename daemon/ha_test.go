@@ -392,3 +392,41 @@ func TestServeMigratesPerEntityDiscovery(t *testing.T) {
 		t.Fatalf("retained after the migration: %v", got)
 	}
 }
+
+func TestServeReloadMovesAndRemovesDiscovery(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	n := listenNotify(t)
+	t.Setenv("NOTIFY_SOCKET", n.path)
+	path := writeConfig(t, dir, b, nil)
+	d := startServe(t, b, path, Options{})
+	n.until(t, "READY=1")
+	c := newClient(t, b, "t-ha-reload", "homeassistant/device/pi1/config", "ha2/device/pi1/config")
+	if m := c.next(topicIs("homeassistant/device/pi1/config")); m.Payload == "" {
+		t.Fatal("no device config")
+	}
+
+	// A new prefix: the device leaves the old one and appears on the new.
+	writeConfig(t, dir, b, map[string]any{"mqtt.homeassistant.discovery_prefix": "ha2"})
+	d.reload <- struct{}{}
+	n.until(t, "READY=1")
+	got := map[string]string{}
+	for len(got) < 2 {
+		m := c.next(func(string) bool { return true })
+		got[m.Topic] = m.Payload
+	}
+	if got["homeassistant/device/pi1/config"] != "" || !strings.Contains(got["ha2/device/pi1/config"], `"cmps"`) {
+		t.Fatalf("after the prefix change: %v", got)
+	}
+
+	// Discovery off: the device is removed.
+	writeConfig(t, dir, b, map[string]any{"mqtt.homeassistant.discovery_prefix": "ha2", "mqtt.homeassistant.enabled": false})
+	d.reload <- struct{}{}
+	n.until(t, "READY=1")
+	if m := c.next(topicIs("ha2/device/pi1/config")); m.Payload != "" {
+		t.Fatalf("discovery off: %q", m.Payload)
+	}
+	if r := untilSentinel(t, b, "+/device/pi1/config"); len(r) != 0 {
+		t.Fatalf("retained after discovery was turned off: %v", r)
+	}
+}

@@ -101,9 +101,11 @@ func (s *server) retopic(ctx context.Context, old, cfg *Config, t mqtt.Topics) {
 				s.log.Error("reload: changing subscriptions failed", "err", err)
 			}
 		}
-		if old.MQTT.HomeAssistant.Enabled && !cfg.MQTT.HomeAssistant.Enabled {
+		oldHA, ha := old.MQTT.HomeAssistant, cfg.MQTT.HomeAssistant
+		if oldHA.Enabled && (!ha.Enabled || oldHA.DiscoveryPrefix != ha.DiscoveryPrefix) {
 			s.publishAll(client, []mqtt.DiscoveryMessage{s.discovery(old, oldTopics).Removal()})
-		} else if cfg.MQTT.HomeAssistant != old.MQTT.HomeAssistant {
+		}
+		if ha.Enabled && ha != oldHA {
 			go s.publishDiscovery()
 		}
 		return
