@@ -396,11 +396,7 @@ func TestServeMigratesPerEntityDiscovery(t *testing.T) {
 func TestServeReloadMovesAndRemovesDiscovery(t *testing.T) {
 	b := mqtttest.Start(t, mqtttest.Options{})
 	dir := t.TempDir()
-	n := listenNotify(t)
-	t.Setenv("NOTIFY_SOCKET", n.path)
-	path := writeConfig(t, dir, b, nil)
-	d := startServe(t, b, path, Options{})
-	n.until(t, "READY=1")
+	d, n, _ := startNotified(t, b, dir)
 	c := newClient(t, b, "t-ha-reload", "homeassistant/device/pi1/config", "ha2/device/pi1/config")
 	if m := c.next(topicIs("homeassistant/device/pi1/config")); m.Payload == "" {
 		t.Fatal("no device config")

@@ -407,14 +407,22 @@ func TestServeWatchdogStopsWhenWorkerWedged(t *testing.T) {
 	}
 }
 
-func TestServeReload(t *testing.T) {
-	b := mqtttest.Start(t, mqtttest.Options{})
-	dir := t.TempDir()
+// startNotified runs Serve on the configuration it writes in dir with a
+// notify socket, and returns once systemd would have READY=1.
+func startNotified(t *testing.T, b *mqtttest.Broker, dir string) (*daemonUnderTest, *notifyListener, string) {
+	t.Helper()
 	n := listenNotify(t)
 	t.Setenv("NOTIFY_SOCKET", n.path)
 	path := writeConfig(t, dir, b, nil)
 	d := startServe(t, b, path, Options{})
 	n.until(t, "READY=1")
+	return d, n, path
+}
+
+func TestServeReload(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	d, n, path := startNotified(t, b, dir)
 
 	// New topics and limits, same model: answered on the new topic at once.
 	writeConfig(t, dir, b, map[string]any{"mqtt.base_topic": "home/llm", "limits.max_tokens": 5})
