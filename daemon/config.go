@@ -99,6 +99,9 @@ type HomeAssistantConfig struct {
 	Enabled bool `yaml:"enabled"`
 	// DiscoveryPrefix is Home Assistant's discovery prefix.
 	DiscoveryPrefix string `yaml:"discovery_prefix"`
+	// ConfigurationURL is the link on the device's page in Home Assistant
+	// (an http or https URL); empty shows none.
+	ConfigurationURL string `yaml:"configuration_url"`
 }
 
 // CacheConfig is the prompt cache: the KV cache of the previous request is

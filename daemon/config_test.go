@@ -215,6 +215,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"pool invalid", minimal + "mqtt:\n  pool: a/b\n", "mqtt.pool", 4, "only letters"},
 		{"status interval zero", minimal + "mqtt:\n  status_interval: 0s\n", "mqtt.status_interval", 4, "between 1s and 24h"},
 		{"discovery prefix empty", minimal + "mqtt:\n  homeassistant:\n    discovery_prefix: ''\n", "mqtt.homeassistant.discovery_prefix", 5, "empty"},
+		{"configuration url", minimal + "mqtt:\n  homeassistant:\n    configuration_url: ftp://pi.local/\n", "mqtt.homeassistant.configuration_url", 5, "not an http://"},
 		{"queue size zero", minimal + "queue:\n  size: 0\n", "queue.size", 4, "between 1 and"},
 		{"job timeout negative", minimal + "queue:\n  job_timeout: -1s\n", "queue.job_timeout", 4, "between 1s"},
 		{"max prompt bytes zero", minimal + "limits:\n  max_prompt_bytes: 0\n", "limits.max_prompt_bytes", 4, "between 1 and"},

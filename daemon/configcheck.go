@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -103,6 +104,13 @@ func (c *Config) validate() error {
 	add(c.durationRange("mqtt.status_interval", q.StatusInterval, time.Second, 24*time.Hour))
 	if err := mqtt.ValidateTopicPrefix(q.HomeAssistant.DiscoveryPrefix); err != nil {
 		add(c.fieldErr("mqtt.homeassistant.discovery_prefix", "%v", err))
+	}
+	if u := q.HomeAssistant.ConfigurationURL; u != "" {
+		// What Home Assistant accepts as a device's configuration_url.
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https" && p.Scheme != "homeassistant") || p.Host == "" {
+			add(c.fieldErr("mqtt.homeassistant.configuration_url", "%q is not an http://, https:// or homeassistant:// URL", u))
+		}
 	}
 
 	add(c.intRange("queue.size", c.Queue.Size, 1, 10000))

@@ -101,16 +101,18 @@ func (s *server) retopic(ctx context.Context, old, cfg *Config, t mqtt.Topics) {
 				s.log.Error("reload: changing subscriptions failed", "err", err)
 			}
 		}
-		if old.MQTT.HomeAssistant.Enabled && !cfg.MQTT.HomeAssistant.Enabled {
-			s.publishAll(client, s.discovery(old, oldTopics).Removals())
-		} else if cfg.MQTT.HomeAssistant != old.MQTT.HomeAssistant {
+		oldHA, ha := old.MQTT.HomeAssistant, cfg.MQTT.HomeAssistant
+		if oldHA.Enabled && (!ha.Enabled || oldHA.DiscoveryPrefix != ha.DiscoveryPrefix) {
+			s.publishAll(client, []mqtt.DiscoveryMessage{s.discovery(old, oldTopics).Removal()})
+		}
+		if ha.Enabled && ha != oldHA {
 			go s.publishDiscovery()
 		}
 		return
 	}
 	s.log.Info("reload: moving to new topics", "from", oldTopics.Request(), "to", t.Request())
 	if old.MQTT.HomeAssistant.Enabled {
-		s.publishAll(client, s.discovery(old, oldTopics).Removals())
+		s.publishAll(client, []mqtt.DiscoveryMessage{s.discovery(old, oldTopics).Removal()})
 	}
 	if err := client.SetSubscriptions(ctx, map[string]byte{}); err != nil {
 		s.log.Warn("reload: unsubscribing the old topics failed", "err", err)

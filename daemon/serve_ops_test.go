@@ -407,14 +407,22 @@ func TestServeWatchdogStopsWhenWorkerWedged(t *testing.T) {
 	}
 }
 
-func TestServeReload(t *testing.T) {
-	b := mqtttest.Start(t, mqtttest.Options{})
-	dir := t.TempDir()
+// startNotified runs Serve on the configuration it writes in dir with a
+// notify socket, and returns once systemd would have READY=1.
+func startNotified(t *testing.T, b *mqtttest.Broker, dir string) (*daemonUnderTest, *notifyListener, string) {
+	t.Helper()
 	n := listenNotify(t)
 	t.Setenv("NOTIFY_SOCKET", n.path)
 	path := writeConfig(t, dir, b, nil)
 	d := startServe(t, b, path, Options{})
 	n.until(t, "READY=1")
+	return d, n, path
+}
+
+func TestServeReload(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	d, n, path := startNotified(t, b, dir)
 
 	// New topics and limits, same model: answered on the new topic at once.
 	writeConfig(t, dir, b, map[string]any{"mqtt.base_topic": "home/llm", "limits.max_tokens": 5})
@@ -509,29 +517,19 @@ func TestServeDiscoveryResentWhenHomeAssistantStarts(t *testing.T) {
 	b := mqtttest.Start(t, mqtttest.Options{})
 	dir := t.TempDir()
 	startServe(t, b, writeConfig(t, dir, b, nil), Options{})
-	c := newClient(t, b, "t-ha", "homeassistant/+/pi1/+/config")
-	first := map[string]string{}
-	for len(first) < 8 {
-		m := c.next(func(string) bool { return true })
-		first[m.Topic] = m.Payload
-	}
+	c := newClient(t, b, "t-ha", "homeassistant/device/pi1/config")
+	first := c.next(topicIs("homeassistant/device/pi1/config"))
 	c.publish("homeassistant/status", "online")
-	again := map[string]string{}
-	for len(again) < 8 {
-		m := c.next(func(string) bool { return true })
-		if m.Retained {
-			t.Fatalf("%s: re-sent config arrived as retained", m.Topic)
-		}
-		again[m.Topic] = m.Payload
+	again := c.next(topicIs("homeassistant/device/pi1/config"))
+	if again.Retained {
+		t.Fatalf("re-sent config arrived as retained")
 	}
-	for topic, p := range first {
-		var cfg map[string]any
-		if err := json.Unmarshal([]byte(p), &cfg); err != nil || again[topic] != p {
-			t.Fatalf("%s: %v; first %s, again %s", topic, err, p, again[topic])
-		}
-		if dev, ok := cfg["device"].(map[string]any); !ok || dev["model"] != "tiny-test-f32" {
-			t.Errorf("%s: device %v", topic, cfg["device"])
-		}
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(first.Payload), &cfg); err != nil || again.Payload != first.Payload {
+		t.Fatalf("%v; first %s, again %s", err, first.Payload, again.Payload)
+	}
+	if dev, ok := cfg["dev"].(map[string]any); !ok || dev["model"] != "tiny-test-f32" || dev["sw_version"] != "test" {
+		t.Errorf("device %v", cfg["dev"])
 	}
 }
 

@@ -84,11 +84,13 @@ type server struct {
 	answered *Answered
 	beat     Heartbeat
 
-	state      atomic.Value // string: one of mqtt's State constants
-	jobsOK     atomic.Uint64
-	jobsFailed atomic.Uint64
-	tokens     atomic.Uint64
-	decodeTPS  atomic.Uint64 // float64 bits of the last job's decode speed
+	state         atomic.Value // string: one of mqtt's State constants
+	jobsOK        atomic.Uint64
+	jobsFailed    atomic.Uint64
+	jobsCancelled atomic.Uint64
+	tokens        atomic.Uint64
+	decodeRates   decodeRates // the decoding speeds of recent jobs
+	migrating     atomic.Bool // the move to device-based discovery runs or ran
 
 	statusKick chan struct{}
 	modelKick  chan struct{} // asks the worker to reload the model
@@ -173,12 +175,14 @@ func Serve(ctx context.Context, opts Options) error {
 	s.mu.Lock()
 	s.client = client // before Connect: OnReady uses it
 	s.mu.Unlock()
+	// Idle before connecting: the status published before "online" says
+	// what the node is once it is online.
+	s.setState(mqtt.StateIdle)
 	if err := client.Connect(ctx); err != nil {
 		client.Close(context.Background())
 		return err
 	}
 
-	s.setState(mqtt.StateIdle)
 	if err := s.notify.Ready(); err != nil {
 		s.log.Warn("sd_notify READY failed", "err", err)
 	}
@@ -332,6 +336,7 @@ func subscriptions(cfg *Config, t mqtt.Topics) map[string]byte {
 	}
 	if cfg.MQTT.HomeAssistant.Enabled {
 		subs[mqtt.HAStatusTopic(cfg.MQTT.HomeAssistant.DiscoveryPrefix)] = 1
+		subs[haDiscovery(cfg, t).LegacyFilter()] = 1
 	}
 	return subs
 }
@@ -353,11 +358,9 @@ func (s *server) newClient(cfg *Config, t mqtt.Topics) (*mqtt.Client, error) {
 		KeyFile:       cfg.MQTT.TLS.Key,
 		Availability:  t.Availability(),
 		Subscriptions: subscriptions(cfg, t),
-		OnReady: func(int) {
-			s.kickStatus()
-			go s.publishDiscovery()
-		},
-		Logger: s.log,
+		BeforeOnline:  func(ctx context.Context, c *mqtt.Client) { s.publishStatusOn(ctx, c, t) },
+		OnReady:       func(int) { go s.publishDiscovery() },
+		Logger:        s.log,
 	})
 }
 
@@ -398,6 +401,14 @@ func (s *server) handle(ctx context.Context, m mqtt.Message) {
 			s.log.Info("Home Assistant is online; sending discovery again")
 			go s.publishDiscovery()
 			s.kickStatus()
+		}
+		m.Ack()
+	case cfg.MQTT.HomeAssistant.Enabled && haDiscovery(cfg, t).IsLegacyTopic(m.Topic):
+		// Retained per-entity configs of an earlier edgellm: move Home
+		// Assistant to the device config (our own markers and deletions
+		// echo back here too, never retained).
+		if m.Retained && haDiscovery(cfg, t).IsLegacyConfig(m.Topic, m.Payload) {
+			go s.migrateDiscovery()
 		}
 		m.Ack()
 	default:
@@ -506,11 +517,7 @@ func (s *server) handleCancel(ctx context.Context, t mqtt.Topics, m mqtt.Message
 // and acknowledges the request. When publishing fails the request stays
 // unacknowledged, so the broker delivers it again.
 func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) {
-	if f.Status == mqtt.StatusOK {
-		s.jobsOK.Add(1)
-	} else {
-		s.jobsFailed.Add(1)
-	}
+	s.count(f)
 	var payload []byte
 	if rp.plain {
 		payload = f.PlainText()
@@ -540,6 +547,7 @@ func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) 
 		}
 	}
 	rp.msg.Ack()
+	s.publishLastResponse(ctx, f)
 	s.kickStatus()
 }
 

@@ -71,9 +71,7 @@ func (s *server) run(serveCtx context.Context, e *Entry, jobCtx context.Context)
 		st.close()
 	}
 	s.tokens.Add(uint64(out.Usage.CompletionTokens))
-	if out.Timings.DecodeTPS > 0 {
-		s.decodeTPS.Store(math.Float64bits(out.Timings.DecodeTPS))
-	}
+	s.decodeRates.add(time.Now(), out.Usage.CompletionTokens, out.Timings.DecodeTPS)
 
 	var f mqtt.Final
 	cause := context.Cause(jobCtx)

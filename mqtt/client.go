@@ -52,6 +52,12 @@ type ClientConfig struct {
 	// before new ones are dropped unacknowledged (default 1024). With QoS 1
 	// and manual acks the broker bounds this by its in-flight window anyway.
 	InboxLimit int
+	// BeforeOnline, when set, is called after each successful connection
+	// once the subscriptions are in place and before "online" is published:
+	// what it publishes (at QoS 1, waiting for the broker's PUBACK) is on
+	// the broker before "online", so a subscriber that sees "online" also
+	// finds it (the retained status). It runs on a connection goroutine.
+	BeforeOnline func(ctx context.Context, c *Client)
 	// OnReady, when set, is called after each successful connection once
 	// "online" is published and the subscriptions are in place; n counts
 	// connections from 1. It runs on a connection goroutine: do not block.
@@ -341,7 +347,7 @@ func (c *Client) explain(err error) error {
 }
 
 // onConnect runs (on its own goroutine, started by Paho) after every
-// successful connection: subscribe, then publish "online".
+// successful connection: subscribe, BeforeOnline, then publish "online".
 func (c *Client) onConnect(paho.Client) {
 	err := c.setup()
 	select {
@@ -356,7 +362,8 @@ func (c *Client) onConnect(paho.Client) {
 	// attempt gives up on a refused subscription.
 }
 
-// setup subscribes to the current subscriptions and publishes online.
+// setup subscribes to the current subscriptions, runs BeforeOnline and
+// publishes online.
 func (c *Client) setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)
 	defer cancel()
@@ -369,6 +376,9 @@ func (c *Client) setup() error {
 	// Subscribe first: a device that sees "online" may publish at once.
 	if err := c.subscribe(ctx, subs); err != nil {
 		return err
+	}
+	if c.cfg.BeforeOnline != nil {
+		c.cfg.BeforeOnline(ctx, c)
 	}
 	if err := c.Publish(ctx, c.cfg.Availability, 1, true, []byte(Online)); err != nil {
 		return err

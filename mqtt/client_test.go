@@ -482,3 +482,60 @@ func TestBrokerMissingFailsWithInstallHint(t *testing.T) {
 		t.Errorf("Start without mosquitto failed with %q; want the install hint", f.msg)
 	}
 }
+
+// TestClientPublishesBeforeOnline: what BeforeOnline publishes reaches the
+// broker before "online", on the first connection and on a reconnection, so
+// whoever sees "online" has the retained status too.
+func TestClientPublishesBeforeOnline(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	watch := b.Peer(t, mqtttest.PeerOptions{})
+	watch.Subscribe("edgellm/bo/#", 1)
+	n := 0
+	c := newTestClient(t, b.URL(), "bo", func(cfg *ClientConfig) {
+		cfg.BeforeOnline = func(ctx context.Context, c *Client) {
+			n++
+			if err := c.Publish(ctx, "edgellm/bo/status", 1, true, []byte(fmt.Sprintf("status %d", n))); err != nil {
+				t.Errorf("BeforeOnline publish: %v", err)
+			}
+		}
+	})
+	c.connect(t)
+	// An earlier subscriber sees the status, then online.
+	for _, want := range []string{"status 1", Online} {
+		if m := watch.Next(guard); m.Payload != want {
+			t.Fatalf("got %s %q, want %q", m.Topic, m.Payload, want)
+		}
+	}
+	// A fresh subscriber that sees online also finds the status.
+	fresh := b.Peer(t, mqtttest.PeerOptions{})
+	fresh.Subscribe("edgellm/bo/availability", 1)
+	fresh.Subscribe("edgellm/bo/status", 1)
+	got := map[string]string{}
+	for len(got) < 2 {
+		m := fresh.Next(guard)
+		if !m.Retained {
+			t.Fatalf("%s: not retained", m.Topic)
+		}
+		got[m.Topic] = m.Payload
+	}
+	if got["edgellm/bo/availability"] != Online || got["edgellm/bo/status"] != "status 1" {
+		t.Fatalf("retained: %v", got)
+	}
+
+	// After the broker restarts, the will ("offline") is retained, then the
+	// client reconnects: status again before online.
+	b.Restart()
+	waitFor(t, c.ready, "OnReady")
+	waitFor(t, c.ready, "OnReady after the restart")
+	watch = b.Peer(t, mqtttest.PeerOptions{})
+	watch.Subscribe("edgellm/bo/availability", 1)
+	watch.Subscribe("edgellm/bo/status", 1)
+	got = map[string]string{}
+	for len(got) < 2 {
+		m := watch.Next(guard)
+		got[m.Topic] = m.Payload
+	}
+	if got["edgellm/bo/availability"] != Online || got["edgellm/bo/status"] != "status 2" {
+		t.Fatalf("after reconnecting: %v", got)
+	}
+}

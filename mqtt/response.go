@@ -3,6 +3,7 @@ package mqtt
 import (
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // Error codes of a final answer's error.code.
@@ -124,19 +125,28 @@ const (
 
 // Status is the retained JSON on Topics.Status().
 type Status struct {
-	State           string  `json:"state"`            // one of the State constants
-	Model           string  `json:"model"`            // the served model's name
-	Version         string  `json:"version"`          // edgellm's version
-	UptimeS         int64   `json:"uptime_s"`         // seconds since start
-	QueueDepth      int     `json:"queue_depth"`      // jobs waiting, not counting the running one
-	JobsOK          uint64  `json:"jobs_ok"`          // jobs answered with status ok
-	JobsFailed      uint64  `json:"jobs_failed"`      // jobs answered with status error
-	TokensGenerated uint64  `json:"tokens_generated"` // tokens generated since start
-	DecodeTPS       float64 `json:"decode_tps"`       // recent decoding speed, tokens per second
-	MemoryUsed      uint64  `json:"memory_used"`      // resident memory in bytes
-	MemoryLimit     uint64  `json:"memory_limit"`     // the memory budget in bytes
+	State           string `json:"state"`            // one of the State constants (States lists them)
+	Model           string `json:"model"`            // the served model's name
+	Version         string `json:"version"`          // edgellm's version
+	Started         string `json:"started"`          // when the daemon started, RFC 3339 in UTC
+	UptimeS         int64  `json:"uptime_s"`         // seconds since start
+	QueueDepth      int    `json:"queue_depth"`      // jobs waiting, not counting the running one
+	JobsOK          uint64 `json:"jobs_ok"`          // requests answered with status ok
+	JobsFailed      uint64 `json:"jobs_failed"`      // requests answered with an error other than cancelled
+	JobsCancelled   uint64 `json:"jobs_cancelled"`   // requests cancelled by a cancel message
+	TokensGenerated uint64 `json:"tokens_generated"` // tokens generated since start
+	// DecodeTPS is the decoding speed of the jobs that finished in the last
+	// DecodeWindow (their tokens over their decoding time), in tokens per
+	// second; omitted when none did, so a restart or an idle hour reads as
+	// "unknown" rather than 0.
+	DecodeTPS   *float64 `json:"decode_tps,omitempty"`
+	MemoryUsed  uint64   `json:"memory_used"`  // resident memory in bytes
+	MemoryLimit uint64   `json:"memory_limit"` // the memory budget in bytes
 	// CPUTempC and Throttled are omitted where the board does not expose
 	// them (thermal zones; the Raspberry Pi firmware's throttled flags).
 	CPUTempC  *float64 `json:"cpu_temp_c,omitempty"` // CPU temperature in °C
 	Throttled *bool    `json:"throttled,omitempty"`  // the firmware reports throttling or under-voltage now
 }
+
+// DecodeWindow is how far back Status.DecodeTPS looks.
+const DecodeWindow = 5 * time.Minute

@@ -49,6 +49,10 @@ func (t Topics) Request() string { return t.prefix() + "request" }
 // <base>/<node>/response.
 func (t Topics) Response() string { return t.prefix() + "response" }
 
+// LastResponse carries the latest final answer, whatever the request
+// (JSON or plain text), as JSON and retained: <base>/<node>/last_response.
+func (t Topics) LastResponse() string { return t.prefix() + "last_response" }
+
 // ResponseFor is where the final answer to request id goes unless the
 // request names reply_to: <base>/<node>/response/<id>.
 func (t Topics) ResponseFor(id string) string { return t.prefix() + "response/" + id }

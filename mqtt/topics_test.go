@@ -13,6 +13,7 @@ func TestTopics(t *testing.T) {
 	for got, want := range map[string]string{
 		tp.Request():                 "home/llm/kitchen-pi/request",
 		tp.Response():                "home/llm/kitchen-pi/response",
+		tp.LastResponse():            "home/llm/kitchen-pi/last_response",
 		tp.ResponseFor("abc"):        "home/llm/kitchen-pi/response/abc",
 		tp.Stream("abc"):             "home/llm/kitchen-pi/response/abc/stream",
 		tp.Cancel():                  "home/llm/kitchen-pi/cancel",
