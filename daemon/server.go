@@ -517,7 +517,6 @@ func (s *server) handleCancel(ctx context.Context, t mqtt.Topics, m mqtt.Message
 // and acknowledges the request. When publishing fails the request stays
 // unacknowledged, so the broker delivers it again.
 func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) {
-	s.count(f)
 	var payload []byte
 	if rp.plain {
 		payload = f.PlainText()
@@ -547,6 +546,7 @@ func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) 
 		}
 	}
 	rp.msg.Ack()
+	s.count(f) // once per answer that went out, not per attempt
 	s.publishLastResponse(ctx, f)
 	s.kickStatus()
 }
