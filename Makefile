@@ -9,8 +9,9 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o edgellm ./cmd/edgellm
 
-# The quick start: build, then serve the model of quickstart.yaml over a
-# built-in broker on localhost:1883 (ask it with `./edgellm send --node demo "Hi"`).
+# The quick start: build, then serve the model of quickstart.yaml (stories260K,
+# which writes short stories in English) over a built-in broker on
+# localhost:1883; ask it with `./edgellm send --node demo "Once upon a time"`.
 demo: build
 	./edgellm serve --config quickstart.yaml
 

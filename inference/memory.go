@@ -92,10 +92,4 @@ func (m *Model) EstimateMemory(ctx int) Estimate {
 }
 
 // TypeHistogram counts the tensors of each type.
-func (m *Model) TypeHistogram() map[string]int {
-	h := map[string]int{}
-	for _, t := range m.File.Tensors {
-		h[t.Type.String()]++
-	}
-	return h
-}
+func (m *Model) TypeHistogram() map[string]int { return m.File.TypeHistogram() }

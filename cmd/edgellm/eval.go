@@ -17,11 +17,11 @@ import (
 
 func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	model := fs.String("m", "", "model file (GGUF)")
-	idList := fs.String("ids", "", "comma-separated token ids to feed")
-	text := fs.String("text", "", "text to tokenize (as 'tokenize --special') and feed")
-	out := fs.String("logits", "", "output file: one row of float32 logits per position")
-	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
+	model := fs.String("m", "", "`MODEL` file (GGUF)")
+	idList := fs.String("ids", "", "comma-separated token `IDS` to feed")
+	text := fs.String("text", "", "`TEXT` to tokenize (as 'tokenize --special') and feed")
+	out := fs.String("logits", "", "output `FILE`: one row of float32 logits per position")
+	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err

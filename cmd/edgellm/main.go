@@ -2,19 +2,20 @@
 //
 // Subcommands:
 //
-//	edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k TOP_P] [-s SEED] [-c CTX] [-j THREADS]
-//		[--chat [--chat-template NAME]] [--json | --schema FILE | --tools FILE]
+//	edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k|--top-p P] [--top-k K] [-s SEED] [-c CTX] [-j THREADS]
+//		[--chat [--chat-template NAME]] [--json | --schema FILE | --tools FILE] [--cache FILE]
 //	edgellm eval -m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]
 //	edgellm tokenize -m MODEL [--special] [-p TEXT]
-//	edgellm info MODEL [-c CTX]
+//	edgellm info MODEL [-c CTX] [--tensors]
 //	edgellm synth --shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]
 //	edgellm bench -m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]
 //	edgellm serve [--config FILE] [--check] [--debug]
-//	edgellm pull NAME|URL [-o DIR] [--sha256 HEX] [--list]
-//	edgellm send [--broker URL] [--node N] [--base B] [-n MAX] [-t TEMP] [--timeout D] PROMPT
+//	edgellm pull NAME|URL [-o DIR] [--sha256 HEX] | pull --list
+//	edgellm send [--broker URL] [--node N] [--base B] [-n MAX] [-t TEMP] [--timeout D] [PROMPT...]
 //
-// Errors are one line on stderr; the exit code is 2 for bad usage and 1 for
-// failures at run time.
+// `edgellm help COMMAND` or `edgellm COMMAND --help` prints a command's usage
+// on stdout. Errors are one line on stderr; the exit code is 2 for bad usage
+// (the command's usage follows the error) and 1 for failures at run time.
 package main
 
 import (
@@ -36,24 +37,121 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// command is one subcommand: its usage text and the function that runs it.
+// run parses the flags with parseFlags before it does anything else, so
+// that -h returns at once (see flagsOf).
 type command struct {
-	name    string
-	summary string
-	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) error
+	name     string
+	summary  string   // one line, for the command list
+	synopsis []string // the forms of the command line, after "edgellm NAME"
+	about    string   // what it does: arguments, input, output
+	examples []string
+	run      func(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 func commands() []command {
 	return []command{
-		{"run", "generate text from a prompt", cmdRun},
-		{"eval", "write the logits of every position of a token sequence", cmdEval},
-		{"tokenize", "print the token ids of a text", cmdTokenize},
-		{"info", "describe a model file", cmdInfo},
-		{"synth", "write a random-weight model in the shape of a real one", cmdSynth},
-		{"bench", "measure prefill and decode speed against memory bandwidth", cmdBench},
-		{"serve", "answer prompts over MQTT (the daemon)", cmdServe},
-		{"pull", "download a model (resumable, checksum verified)", cmdPull},
-		{"send", "ask a node over MQTT and stream its answer", cmdSend},
+		{
+			name: "run", summary: "generate text from a prompt",
+			synopsis: []string{"MODEL [-p PROMPT] [flags]"},
+			about: `Generates text from PROMPT (-p, else standard input) with the GGUF model file
+MODEL and prints it as it is generated; prefill and decode speeds and memory go
+to stderr. The flags follow PicoLM's: -k is top-p (nucleus sampling), NOT
+top-k; --top-p is its long name and --top-k N adds a top-k filter (0: off).
+-t 0 is greedy.`,
+			examples: []string{
+				`edgellm run testdata/models/stories260K-tok512.gguf -p "Once upon a time" -n 64`,
+				`edgellm run model.gguf --chat -p "Name three colours." --top-k 40 --top-p 0.95`,
+			},
+			run: cmdRun,
+		},
+		{
+			name: "eval", summary: "write the logits of every position of a token sequence",
+			synopsis: []string{"-m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]"},
+			about: `Feeds the token ids (or the tokens of TEXT, with BOS) to MODEL one position at a
+time and writes, for each position, the logits after it as one row of
+little-endian float32 to OUT.f32; prints {"ids":[...]} on stdout.`,
+			examples: []string{`edgellm eval -m testdata/models/stories260K.gguf --ids 1,461,461 --logits /tmp/l.f32`},
+			run:      cmdEval,
+		},
+		{
+			name: "tokenize", summary: "print the token ids of a text",
+			synopsis: []string{"-m MODEL [--special] [-p TEXT]"},
+			about: `Prints the token ids of TEXT (-p, else the exact bytes of standard input) on one
+line. MODEL may be a vocabulary-only GGUF file.`,
+			examples: []string{`edgellm tokenize -m testdata/models/stories260K-tok512.gguf -p "Hello world"`},
+			run:      cmdTokenize,
+		},
+		{
+			name: "info", summary: "describe a model file",
+			synopsis: []string{"MODEL [-c CTX] [--tensors]"},
+			about: `Describes the GGUF file MODEL: size, metadata and tensor types, and for a model
+edgellm runs its hyper-parameters and the memory it needs at context CTX. A
+file edgellm cannot run (another architecture, say) is still described, its
+tensors listed, before the reason; the exit code is then 1.`,
+			examples: []string{`edgellm info testdata/models/stories260K-tok512.gguf -c 512`},
+			run:      cmdInfo,
+		},
+		{
+			name: "synth", summary: "write a random-weight model in the shape of a real one",
+			synopsis: []string{"--shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]"},
+			about: `Writes a deterministic random-weight GGUF file with the exact shape of a real
+model, for benchmarks without downloads.`,
+			examples: []string{`edgellm synth --shape tinyllama-1.1b --type Q4_K_M -o /tmp/tl.gguf`},
+			run:      cmdSynth,
+		},
+		{
+			name: "bench", summary: "measure prefill and decode speed against memory bandwidth",
+			synopsis: []string{"-m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]"},
+			about: `Measures prefill and decode tokens per second of MODEL over -r repetitions,
+the machine's memory read bandwidth, and the decode speed as a share of what
+that bandwidth allows (the roofline).`,
+			examples: []string{`edgellm bench -m /tmp/tl.gguf -p 64 -n 32 -j 2 -r 5`},
+			run:      cmdBench,
+		},
+		{
+			name: "serve", summary: "answer prompts over MQTT (the daemon)",
+			synopsis: []string{"[--config FILE] [--check] [--debug]"},
+			about: `Loads the model named by the configuration file, connects to the MQTT broker
+(or runs its own) and answers requests until SIGTERM; SIGHUP reloads the
+configuration. config.yaml in the repository documents every key. --check
+validates the file and the files it names, then exits.`,
+			examples: []string{
+				`edgellm serve --config quickstart.yaml`,
+				`edgellm serve --check --config /etc/edgellm/config.yaml`,
+			},
+			run: cmdServe,
+		},
+		{
+			name: "pull", summary: "download a model (resumable, checksum verified)",
+			synopsis: []string{"NAME|URL [-o DIR] [--sha256 HEX]", "--list"},
+			about: `Downloads a known model (--list shows them) or the GGUF file at URL, resuming
+an interrupted download and checking size, SHA-256 and GGUF header before the
+file is renamed into place; prints its path. DIR defaults to
+/var/lib/edgellm/models when writable, else the current directory;
+$HF_ENDPOINT names a Hugging Face mirror.`,
+			examples: []string{`edgellm pull qwen2.5-0.5b -o .`},
+			run:      cmdPull,
+		},
+		{
+			name: "send", summary: "ask a node over MQTT and stream its answer",
+			synopsis: []string{"[--node NODE] [--broker URL] [-n N] [-t TEMP] [flags] [PROMPT...]"},
+			about: `Publishes PROMPT (the arguments joined by spaces, else standard input) as a
+request to node NODE and prints the answer as it streams in; token counts and
+speeds go to stderr. An error answer, or none within --timeout, exits 1.`,
+			examples: []string{`edgellm send --node demo "Once upon a time"`},
+			run:      cmdSend,
+		},
 	}
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func main() {
@@ -62,60 +160,71 @@ func main() {
 
 // run executes the command line and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		printUsage(stderr)
-		if len(args) == 0 {
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) < 2 {
+			printUsage(stdout)
+			return 0
+		}
+		c, ok := lookup(args[1])
+		if !ok {
+			fmt.Fprintf(stderr, "edgellm help: unknown command %q\n\n", args[1])
+			printUsage(stderr)
 			return 2
 		}
+		printCommandUsage(stdout, c, flagsOf(c))
 		return 0
-	}
-	if args[0] == "--version" || args[0] == "version" {
+	case "--version", "version":
 		fmt.Fprintln(stdout, "edgellm", version)
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		err := c.run(args[1:], stdin, stdout, stderr)
-		switch {
-		case err == nil:
-			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		}
-		fmt.Fprintf(stderr, "edgellm %s: %v\n", c.name, oneLine(err))
-		var ue usageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		return 1
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "edgellm: unknown command %q (run 'edgellm help')\n", args[0])
+		return 2
 	}
-	fmt.Fprintf(stderr, "edgellm: unknown command %q (run 'edgellm help')\n", args[0])
-	return 2
-}
-
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: edgellm COMMAND [arguments]\n\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	err := c.run(args[1:], stdin, stdout, stderr)
+	var help helpRequest
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &help):
+		printCommandUsage(stdout, c, help.fs)
+		return 0
 	}
-	fmt.Fprintln(w, "\n'edgellm COMMAND -h' describes a command's flags; 'edgellm --version' prints the version.")
+	fmt.Fprintf(stderr, "edgellm %s: %v\n", c.name, oneLine(err))
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr)
+		printCommandUsage(stderr, c, flagsOf(c))
+		return 2
+	}
+	return 1
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
+// helpRequest is what parseFlags returns for -h or --help: the command's
+// flag set, for its usage text.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (helpRequest) Error() string { return "help requested" }
+func (helpRequest) Unwrap() error { return flag.ErrHelp }
+
 // parseFlags parses args with fs, allowing positional arguments between flags
-// (edgellm run MODEL -p …), and returns the positional arguments.
+// (edgellm run MODEL -p …), and returns the positional arguments. -h and
+// --help give a helpRequest; a bad flag, a usageError.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(os.Stderr)
-				fs.Usage()
-				return nil, err
+				return nil, helpRequest{fs}
 			}
 			return nil, usageError{err.Error()}
 		}
@@ -126,4 +235,14 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// flagsOf returns c's flag set, or nil: run with -h, a command defines its
+// flags and returns them in a helpRequest before it reads or writes anything.
+func flagsOf(c command) *flag.FlagSet {
+	var help helpRequest
+	if err := c.run([]string{"-h"}, strings.NewReader(""), io.Discard, io.Discard); errors.As(err, &help) {
+		return help.fs
+	}
+	return nil
 }

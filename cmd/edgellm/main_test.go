@@ -108,7 +108,7 @@ func TestInfo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"architecture:    llama", "layers:          4", "4 query, 2 key/value", "Q4_K×", "Q6_K×", "memory at context 256", "KV cache 0.5 MiB"} {
+	for _, want := range []string{"general.architecture", `"llama"`, "architecture:  llama", "layers:        4", "4 query, 2 key/value", "Q4_K×", "Q6_K×", "memory at context 256", "KV cache 0.5 MiB"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("info lacks %q:\n%s", want, out)
 		}
@@ -132,7 +132,9 @@ func TestErrors(t *testing.T) {
 		{"run without model", []string{"run"}, 2, "", "exactly one MODEL"},
 		{"bad flag value", []string{"run", "m.gguf", "-n", "abc"}, 2, "", "invalid value"},
 		{"negative n", []string{"run", "m.gguf", "-n", "-1"}, 2, "", "-n -1"},
-		{"bad top-p", []string{"run", models + "stories260K.gguf", "-k", "1.5"}, 2, "", "-k 1.5: top-p"},
+		{"bad top-p", []string{"run", models + "stories260K.gguf", "-k", "1.5"}, 2, "", "-k/--top-p 1.5: top-p"},
+		{"bad top-p long form", []string{"run", models + "stories260K.gguf", "--top-p", "0"}, 2, "", "-k/--top-p 0: top-p"},
+		{"bad top-k", []string{"run", models + "stories260K.gguf", "--top-k", "-1"}, 2, "", "--top-k -1"},
 		{"missing file", []string{"run", filepath.Join(dir, "none.gguf"), "-p", "x"}, 1, "", "no such file"},
 		{"broken file", []string{"info", bad}, 1, "", "gguf:"},
 		{"prompt too long", []string{"run", models + "stories260K.gguf", "-c", "64", "-p", long}, 1, "", "context of 64 tokens"},
@@ -150,7 +152,15 @@ func TestErrors(t *testing.T) {
 			if !strings.Contains(errs, c.wants) {
 				t.Errorf("stderr %q lacks %q", errs, c.wants)
 			}
-			if strings.Count(strings.TrimSpace(errs), "\n") > 0 && c.name != "no command" {
+			// The error is one line; bad usage adds the command's usage after it.
+			first, rest, _ := strings.Cut(strings.TrimSpace(errs), "\n")
+			switch {
+			case c.name == "no command":
+			case c.code == 2 && c.name != "unknown command":
+				if !strings.HasPrefix(strings.TrimSpace(rest), "usage: edgellm "+c.args[0]) || !strings.Contains(first, c.wants) {
+					t.Errorf("want the error, then the usage of %s: %q", c.args[0], errs)
+				}
+			case rest != "":
 				t.Errorf("error is not one line: %q", errs)
 			}
 			if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic") {

@@ -30,8 +30,8 @@ const systemModelDir = "/var/lib/edgellm/models"
 // mirror named by $HF_ENDPOINT. The file's path is printed on stdout.
 func cmdPull(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
-	dir := fs.String("o", "", "directory to put the model in (default "+systemModelDir+" when writable, else the current directory)")
-	sum := fs.String("sha256", "", "expected SHA-256 of a URL download, in hex")
+	dir := fs.String("o", "", "put the model in `DIR` (default "+systemModelDir+" when writable, else the current directory)")
+	sum := fs.String("sha256", "", "expected SHA-256 of a URL download, in `HEX`")
 	list := fs.Bool("list", false, "list the known models and exit")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -42,7 +42,7 @@ func cmdPull(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if len(pos) != 1 {
-		return usagef("want one model NAME or URL (usage: edgellm pull NAME|URL [-o DIR]); known names: %s", knownNames())
+		return usagef("want one model NAME or URL; known names: %s", knownNames())
 	}
 	opts := hub.Options{UserAgent: "edgellm/" + version}
 	if strings.Contains(pos[0], "://") {

@@ -19,25 +19,27 @@ import (
 
 func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	prompt := fs.String("p", "", "prompt (default: read standard input)")
-	n := fs.Int("n", 256, "tokens to generate at most")
-	temp := fs.Float64("t", 0.8, "temperature (0 = greedy)")
-	topP := fs.Float64("k", 0.9, "top-p (nucleus) sampling threshold")
-	seed := fs.Uint64("s", 42, "random seed")
-	ctxLen := fs.Int("c", 0, "context length (default: the model's, at most 2048)")
-	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
+	prompt := fs.String("p", "", "the `PROMPT` text (default: read standard input)")
+	n := fs.Int("n", 256, "generate at most `N` tokens")
+	temp := fs.Float64("t", 0.8, "temperature `TEMP`, 0 for greedy")
+	topP := fs.Float64("k", 0.9, "top-p (nucleus sampling) threshold `P` in (0, 1], 1 for off; PicoLM's -k, not top-k")
+	fs.Var(fs.Lookup("k").Value, "top-p", fs.Lookup("k").Usage)
+	topK := fs.Int("top-k", 0, "keep the `K` most likely tokens only, 0 for off")
+	seed := fs.Uint64("s", 42, "random `SEED`")
+	ctxLen := fs.Int("c", 0, "context length `CTX` in tokens (default: the model's, at most 2048)")
+	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
 	asChat := fs.Bool("chat", false, "send the prompt as a user message, formatted with the chat template")
-	tmplName := fs.String("chat-template", "", "chat template for --chat: chatml, zephyr, llama2, llama3, llama3.1, phi3 (default: the model's)")
+	tmplName := fs.String("chat-template", "", "chat template `NAME` for --chat: chatml, zephyr, llama2, llama3, llama3.1, phi3 (default: the model's)")
 	asJSON := fs.Bool("json", false, "answer with one JSON value")
-	schemaFile := fs.String("schema", "", "answer with JSON that follows the JSON Schema in this file")
-	cacheFile := fs.String("cache", "", "prompt cache file: reuse the saved KV cache of a prompt sharing a prefix, and save this prompt's")
-	toolsFile := fs.String("tools", "", `answer with a call of one of the tools in this file: [{"name","description","parameters"}] (needs --chat)`)
+	schemaFile := fs.String("schema", "", "answer with JSON that follows the JSON Schema in `FILE`")
+	cacheFile := fs.String("cache", "", "prompt cache `FILE`: reuse the saved KV cache of a prompt sharing a prefix, and save this prompt's")
+	toolsFile := fs.String("tools", "", "answer with a call of one of the tools in `FILE`, a JSON array of {\"name\",\"description\",\"parameters\"} (needs --chat)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want exactly one MODEL argument, got %d (usage: edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k TOP_P] [-s SEED] [-c CTX] [-j THREADS] [--chat [--chat-template NAME]] [--json | --schema FILE | --tools FILE])", len(pos))
+		return usagef("want exactly one MODEL argument, got %d", len(pos))
 	}
 	if *n <= 0 {
 		return usagef("-n %d: must be positive", *n)
@@ -49,11 +51,14 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usagef("-t %v: temperature must be between 0 and 100", *temp)
 	}
 	if !(*topP > 0 && *topP <= 1) {
-		return usagef("-k %v: top-p must be in (0, 1]", *topP)
+		return usagef("-k/--top-p %v: top-p must be in (0, 1]", *topP)
+	}
+	if *topK < 0 {
+		return usagef("--top-k %d: must not be negative (0 is off)", *topK)
 	}
 	params := sampler.DefaultParams()
 	params.Temperature, params.TopP, params.Seed = float32(*temp), float32(*topP), *seed
-	params.TopK, params.MinP = 0, 0 // PicoLM's sampler: temperature and top-p only
+	params.TopK, params.MinP = *topK, 0 // PicoLM's sampler (temperature, top-p) plus an optional top-k
 	if err := params.Validate(); err != nil {
 		return usageError{err.Error()}
 	}

@@ -23,15 +23,15 @@ import (
 // cancelled). With no PROMPT argument the prompt is read from stdin.
 func cmdSend(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
-	broker := fs.String("broker", daemon.DefaultBroker, "broker URL (tcp://, ssl://, ws:// or wss://)")
-	node := fs.String("node", "", "node id to ask (default: this host's name, as the daemon's mqtt.node_id)")
-	base := fs.String("base", daemon.DefaultBaseTopic, "base topic (the daemon's mqtt.base_topic)")
-	maxTokens := fs.Int("n", 0, "most tokens to generate (default: the node's limits.max_tokens)")
-	temp := fs.Float64("t", 0, "temperature, 0 for greedy (default: the node's sampling.temperature)")
-	timeout := fs.Duration("timeout", 5*time.Minute, "give up, and cancel the request, after this long")
-	user := fs.String("username", "", "broker user name")
-	pwFile := fs.String("password-file", "", "file holding the broker password")
-	ca := fs.String("ca", "", "CA certificate (PEM) of an ssl:// or wss:// broker (default: the system's)")
+	broker := fs.String("broker", daemon.DefaultBroker, "broker `URL` (tcp://, ssl://, ws:// or wss://)")
+	node := fs.String("node", "", "`NODE` id to ask (default: this host's name, as the daemon's mqtt.node_id)")
+	base := fs.String("base", daemon.DefaultBaseTopic, "`BASE` topic (the daemon's mqtt.base_topic)")
+	maxTokens := fs.Int("n", 0, "generate at most `N` tokens (default: the node's limits.max_tokens)")
+	temp := fs.Float64("t", 0, "temperature `TEMP`, 0 for greedy (default: the node's sampling.temperature)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "give up, and cancel the request, after `DURATION`")
+	user := fs.String("username", "", "broker user `NAME`")
+	pwFile := fs.String("password-file", "", "`FILE` holding the broker password")
+	ca := fs.String("ca", "", "`FILE` of the CA certificate (PEM) of an ssl:// or wss:// broker (default: the system's)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func cmdSend(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return usagef("want a PROMPT (usage: edgellm send [--broker URL] [--node N] [-n MAX] [-t TEMP] PROMPT), or the prompt on stdin")
+		return usagef("want a PROMPT, as arguments or on stdin")
 	}
 	brokerURL, err := mqtt.NormalizeBrokerURL(*broker)
 	if err != nil {

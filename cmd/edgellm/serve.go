@@ -11,7 +11,7 @@ import (
 
 func cmdServe(args []string, _ io.Reader, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	config := fs.String("config", "/etc/edgellm/config.yaml", "configuration file")
+	config := fs.String("config", "/etc/edgellm/config.yaml", "configuration `FILE`")
 	check := fs.Bool("check", false, "validate the configuration and the files it names, then exit")
 	debug := fs.Bool("debug", false, "log debug messages")
 	pos, err := parseFlags(fs, args)
@@ -19,7 +19,7 @@ func cmdServe(args []string, _ io.Reader, stdout, _ io.Writer) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return usagef("unexpected argument %q (usage: edgellm serve [--config FILE] [--check])", pos[0])
+		return usagef("unexpected argument %q", pos[0])
 	}
 	if *check {
 		summary, err := daemon.Check(*config)

@@ -13,22 +13,21 @@ import (
 
 func cmdSynth(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
-	shapeName := fs.String("shape", "", "model shape: "+strings.Join(synth.ShapeNames(), ", "))
-	typeName := fs.String("type", "", "file type: "+strings.Join(synth.FileTypeNames(), ", "))
-	out := fs.String("o", "", "output GGUF file")
-	seed := fs.Uint64("seed", 1, "seed of the random weights")
+	shapeName := fs.String("shape", "", "model shape `NAME`: "+strings.Join(synth.ShapeNames(), ", "))
+	typeName := fs.String("type", "", "file `TYPE`: "+strings.Join(synth.FileTypeNames(), ", "))
+	out := fs.String("o", "", "output GGUF `FILE`")
+	seed := fs.Uint64("seed", 1, "`SEED` of the random weights")
 	pure := fs.Bool("pure", false, "every matrix in the type's default tensor type (no per-tensor mix)")
-	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
+	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	const usage = "usage: edgellm synth --shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]"
 	if len(pos) != 0 {
-		return usagef("unexpected argument %q (%s)", pos[0], usage)
+		return usagef("unexpected argument %q", pos[0])
 	}
 	if *shapeName == "" || *typeName == "" || *out == "" {
-		return usagef("--shape, --type and -o are required (%s)", usage)
+		return usagef("--shape, --type and -o are required")
 	}
 	if *threads < 0 {
 		return usagef("-j must not be negative")

@@ -19,7 +19,7 @@ func TestSynth(t *testing.T) {
 	}
 	// The file is a model the other commands use.
 	code, stdout, errs = runCLI(t, "", "info", out)
-	if code != 0 || !strings.Contains(stdout, "name:            synth tiny") || !strings.Contains(stdout, "Q6_K×5") {
+	if code != 0 || !strings.Contains(stdout, "name:          synth tiny") || !strings.Contains(stdout, "Q6_K×5") {
 		t.Fatalf("info: exit %d, %s%s", code, stdout, errs)
 	}
 	code, _, errs = runCLI(t, "", "run", out, "-p", "hello", "-n", "4", "-t", "0")

@@ -11,9 +11,9 @@ import (
 
 func cmdTokenize(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
-	model := fs.String("m", "", "model or vocabulary file (GGUF)")
+	model := fs.String("m", "", "`MODEL` or vocabulary file (GGUF)")
 	special := fs.Bool("special", false, "add BOS/EOS as the model says and parse special tokens in the text")
-	text := fs.String("p", "", "text (default: the exact bytes of standard input)")
+	text := fs.String("p", "", "`TEXT` (default: the exact bytes of standard input)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
