@@ -26,20 +26,31 @@ ci: test cross
 
 # Kernel tests (assembly vs portable twins) and the engine's conformance under
 # qemu-user: arm64 without SDOT (Pi 3/4, cortex-a72) and with it (Pi 5,
-# cortex-a76), and 32-bit arm (ARMv6 Pi Zero/1, ARMv7), portable kernels.
+# cortex-a76), and 32-bit arm (ARMv6 Pi Zero/1, ARMv7), portable kernels. The
+# kernel tests run at every tier the CPU can run (TestTwinMatVec/SDOT, …/NEON,
+# …/generic); EDGELLM_TEST_TIERS makes TestTiers fail unless those are exactly
+# the listed ones, here and for this machine (HOST_TIERS: CI's is an AVX-512
+# CPU; set HOST_TIERS=AVX2,generic on one without it).
+HOST_TIERS ?= AVX-512,AVX2,generic
 QEMU_ENGINE_TESTS := TestConformanceLogits|TestStoriesGreedy|TestGenerateWithGrammar
 cross:
-	QEMU_CPU=cortex-a72 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
+	EDGELLM_TEST_TIERS=$(HOST_TIERS) $(GO) test -count=1 -run '^TestTiers$$' -v ./kernels
+	QEMU_CPU=cortex-a72 EDGELLM_TEST_TIERS=NEON,generic GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
 	QEMU_CPU=cortex-a72 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
-	QEMU_CPU=cortex-a76 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
+	QEMU_CPU=cortex-a76 EDGELLM_TEST_TIERS=SDOT,NEON,generic GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
 	QEMU_CPU=cortex-a76 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
-	GOARCH=arm GOARM=6 $(GO) test -count=1 -exec qemu-arm-static ./kernels
+	GOARCH=arm GOARM=6 EDGELLM_TEST_TIERS=generic $(GO) test -count=1 -exec qemu-arm-static ./kernels
 	GOARCH=arm GOARM=6 $(GO) test -count=1 -exec qemu-arm-static -run '$(QEMU_ENGINE_TESTS)' ./inference
-	GOARCH=arm GOARM=7 $(GO) test -count=1 -exec qemu-arm-static ./kernels
+	GOARCH=arm GOARM=7 EDGELLM_TEST_TIERS=generic $(GO) test -count=1 -exec qemu-arm-static ./kernels
 
+# Static checks: gofmt, go vet (also of the kernels for arm64 and 32-bit arm),
+# and that go vet sees every argument load of the assembly (.ci/asm-vet).
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+	GOARCH=arm64 $(GO) vet ./kernels
+	GOARCH=arm $(GO) vet ./kernels
+	GO='$(GO)' bash .ci/asm-vet
 
 unit:
 	$(GO) test -count=1 ./...

@@ -68,13 +68,10 @@ tail:
 	FADDP_S(0, 0, 0); \
 	FADDP_S1(0, 0)
 
-// DOT8_FUNC is the body of a dot of a (float32, at R0) and b (R1), loaded by
-// b16, b8 and b1. The tail is summed in F10, a copy of lane 0, and put back
-// into lane 0.
+// DOT8_FUNC is the body of a dot of the R2 values of a (float32, at R0) and
+// b (R1), loaded by b16, b8 and b1, leaving the result in F0. The tail is
+// summed in F10, a copy of lane 0, and put back into lane 0.
 #define DOT8_FUNC(b16, b8, b1) \
-	MOVD a+0(FP), R0; \
-	MOVD b+8(FP), R1; \
-	MOVD n+16(FP), R2; \
 	DOT8_GROUPS(b16, b8) \
 	ANDS  $7, R2, R3; \
 	BEQ   sum; \
@@ -88,17 +85,25 @@ tailloop: \
 	BNE     tailloop; \
 	VMOV    V10.S[0], V0.S[0]; \
 sum: \
-	DOT8_SUM; \
-	FMOVS F0, ret+24(FP); \
-	RET
+	DOT8_SUM
 
 // func dotF32NEON(a, b *float32, n int) float32
 TEXT ·dotF32NEON(SB), NOSPLIT, $0-28
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
+	MOVD n+16(FP), R2
 	DOT8_FUNC(B16_F32, B8_F32, B1_F32)
+	FMOVS F0, ret+24(FP)
+	RET
 
 // func dotF32F16NEON(a *float32, b *uint16, n int) float32
 TEXT ·dotF32F16NEON(SB), NOSPLIT, $0-28
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
+	MOVD n+16(FP), R2
 	DOT8_FUNC(B16_F16, B8_F16, B1_F16)
+	FMOVS F0, ret+24(FP)
+	RET
 
 // AXPY_GROUPS adds V31 times the whole groups of eight of the R2
 // half-precision values at R1 to the float32 values at R0 (R3 clobbered),

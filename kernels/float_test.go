@@ -338,28 +338,30 @@ func TestHorizontalSums(t *testing.T) {
 }
 
 func TestFP16Slices(t *testing.T) {
-	src := []float32{0, 1, -2, 0.1, 65504, 1e9, 0x1p-24}
-	h := make([]uint16, len(src)+2)
-	FP32ToFP16Slice(h, src)
-	back := make([]float32, len(src))
-	FP16ToFP32Slice(back, h[:len(src)])
-	for i, v := range src {
-		if h[i] != FP32ToFP16(v) || back[i] != FP16ToFP32(h[i]) {
-			t.Fatalf("slice conversion differs at %d", i)
-		}
-	}
-	if h[len(src)] != 0 {
-		t.Fatal("FP32ToFP16Slice wrote past len(src)")
-	}
-	if back[4] != 65504 || !math.IsInf(float64(back[5]), 1) || back[6] != 0x1p-24 {
-		t.Fatalf("unexpected values %v", back)
-	}
-	if n := testing.AllocsPerRun(10, func() {
+	forEachTier(t, func(t *testing.T) {
+		src := []float32{0, 1, -2, 0.1, 65504, 1e9, 0x1p-24}
+		h := make([]uint16, len(src)+2)
 		FP32ToFP16Slice(h, src)
+		back := make([]float32, len(src))
 		FP16ToFP32Slice(back, h[:len(src)])
-	}); n != 0 {
-		t.Fatalf("allocs = %v", n)
-	}
+		for i, v := range src {
+			if h[i] != FP32ToFP16(v) || back[i] != FP16ToFP32(h[i]) {
+				t.Fatalf("slice conversion differs at %d", i)
+			}
+		}
+		if h[len(src)] != 0 {
+			t.Fatal("FP32ToFP16Slice wrote past len(src)")
+		}
+		if back[4] != 65504 || !math.IsInf(float64(back[5]), 1) || back[6] != 0x1p-24 {
+			t.Fatalf("unexpected values %v", back)
+		}
+		if n := testing.AllocsPerRun(10, func() {
+			FP32ToFP16Slice(h, src)
+			FP16ToFP32Slice(back, h[:len(src)])
+		}); n != 0 {
+			t.Fatalf("allocs = %v", n)
+		}
+	})
 }
 
 // TestFP32ToFP16SliceTwin checks that FP32ToFP16Slice, whose vector kernel
@@ -368,42 +370,44 @@ func TestFP16Slices(t *testing.T) {
 // subnormals, the overflow edge and rounding ties), at every offset of a
 // slice and for lengths around the vector width, without writing past dst.
 func TestFP32ToFP16SliceTwin(t *testing.T) {
-	var src []float32
-	for b := uint32(0); b < 1<<18; b++ {
-		bits := b*16381 + b>>5 // spread over all 2^32 patterns
-		src = append(src, math.Float32frombits(bits), math.Float32frombits(bits^0x80000000))
-	}
-	src = append(src, 65519.996, 65520, 1.00048828125, 1.00146484375, 0x1p-25, 0x1.000002p-25,
-		float32(math.Inf(1)), float32(math.Inf(-1)), math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00001))
-	dst := make([]uint16, len(src)+8)
-	for off := range 8 {
-		s := src[off:]
-		for i := range dst {
-			dst[i] = 0xdead
+	forEachTier(t, func(t *testing.T) {
+		var src []float32
+		for b := uint32(0); b < 1<<18; b++ {
+			bits := b*16381 + b>>5 // spread over all 2^32 patterns
+			src = append(src, math.Float32frombits(bits), math.Float32frombits(bits^0x80000000))
 		}
-		FP32ToFP16Slice(dst, s)
-		for i, v := range s {
-			if want := FP32ToFP16(v); dst[i] != want {
-				t.Fatalf("offset %d: value %d (%#08x) converts to %#04x, FP32ToFP16 gives %#04x", off, i, math.Float32bits(v), dst[i], want)
+		src = append(src, 65519.996, 65520, 1.00048828125, 1.00146484375, 0x1p-25, 0x1.000002p-25,
+			float32(math.Inf(1)), float32(math.Inf(-1)), math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00001))
+		dst := make([]uint16, len(src)+8)
+		for off := range 8 {
+			s := src[off:]
+			for i := range dst {
+				dst[i] = 0xdead
+			}
+			FP32ToFP16Slice(dst, s)
+			for i, v := range s {
+				if want := FP32ToFP16(v); dst[i] != want {
+					t.Fatalf("offset %d: value %d (%#08x) converts to %#04x, FP32ToFP16 gives %#04x", off, i, math.Float32bits(v), dst[i], want)
+				}
+			}
+			if dst[len(s)] != 0xdead {
+				t.Fatalf("offset %d: written past len(src)", off)
 			}
 		}
-		if dst[len(s)] != 0xdead {
-			t.Fatalf("offset %d: written past len(src)", off)
-		}
-	}
-	for n := range 20 {
-		h := make([]uint16, n+1)
-		h[n] = 0xdead
-		FP32ToFP16Slice(h, src[100:100+n])
-		for i := range n {
-			if h[i] != FP32ToFP16(src[100+i]) {
-				t.Fatalf("n=%d: value %d differs", n, i)
+		for n := range 20 {
+			h := make([]uint16, n+1)
+			h[n] = 0xdead
+			FP32ToFP16Slice(h, src[100:100+n])
+			for i := range n {
+				if h[i] != FP32ToFP16(src[100+i]) {
+					t.Fatalf("n=%d: value %d differs", n, i)
+				}
+			}
+			if h[n] != 0xdead {
+				t.Fatalf("n=%d: written past len(src)", n)
 			}
 		}
-		if h[n] != 0xdead {
-			t.Fatalf("n=%d: written past len(src)", n)
-		}
-	}
+	})
 }
 
 func TestDequantFloatHandWritten(t *testing.T) {
@@ -520,70 +524,74 @@ func refOrderFloatDot(t Type, wv []float32, a *Activation) float32 {
 }
 
 func TestFloatDots(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	var a Activation
-	for _, typ := range []Type{F32, F16, BF16} {
-		for _, n := range []int{1, 7, 8, 9, 31, 32, 63, 64, 65, 100, 256, 1000, 4096, 5003} {
-			for range 3 {
-				w, wv := floatRow(r, typ, n)
-				x := randNormal32(r, n, 1)
-				QuantizeActivation(&a, typ.ActivationKind(), x)
-				got := DotRow(typ, w, &a)
-				// The activation as the dot sees it: rounded to F16/BF16.
-				var want, abs float64
-				for i := range n {
-					p := float64(wv[i]) * float64(a.F[i])
-					want += p
-					abs += math.Abs(p)
-				}
-				if d := math.Abs(float64(got) - want); d > dotRoundingTol(n, abs) {
-					t.Fatalf("%v n=%d: dot = %v, want %v (diff %g)", typ, n, got, want, d)
-				}
-				if typ != F32 {
-					if exact := refOrderFloatDot(typ, wv, &a); got != exact {
-						t.Fatalf("%v n=%d: dot = %v, reference-order dot = %v", typ, n, got, exact)
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		var a Activation
+		for _, typ := range []Type{F32, F16, BF16} {
+			for _, n := range []int{1, 7, 8, 9, 31, 32, 63, 64, 65, 100, 256, 1000, 4096, 5003} {
+				for range 3 {
+					w, wv := floatRow(r, typ, n)
+					x := randNormal32(r, n, 1)
+					QuantizeActivation(&a, typ.ActivationKind(), x)
+					got := DotRow(typ, w, &a)
+					// The activation as the dot sees it: rounded to F16/BF16.
+					var want, abs float64
+					for i := range n {
+						p := float64(wv[i]) * float64(a.F[i])
+						want += p
+						abs += math.Abs(p)
 					}
-				}
-				dq := make([]float32, n)
-				DequantizeRow(typ, w, dq)
-				for i := range dq {
-					if dq[i] != wv[i] {
-						t.Fatalf("%v dequant[%d] = %v, want %v", typ, i, dq[i], wv[i])
+					if d := math.Abs(float64(got) - want); d > dotRoundingTol(n, abs) {
+						t.Fatalf("%v n=%d: dot = %v, want %v (diff %g)", typ, n, got, want, d)
+					}
+					if typ != F32 {
+						if exact := refOrderFloatDot(typ, wv, &a); got != exact {
+							t.Fatalf("%v n=%d: dot = %v, reference-order dot = %v", typ, n, got, exact)
+						}
+					}
+					dq := make([]float32, n)
+					DequantizeRow(typ, w, dq)
+					for i := range dq {
+						if dq[i] != wv[i] {
+							t.Fatalf("%v dequant[%d] = %v, want %v", typ, i, dq[i], wv[i])
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestQuantizeActivationFloat checks the float activation kinds: F32 keeps the
 // values, F16 and BF16 round each to nearest even in that precision.
 func TestQuantizeActivationFloat(t *testing.T) {
-	r := rand.New(rand.NewPCG(8, 9))
-	x := randNormal32(r, 1000, 3)
-	x = append(x, 0, -0.0, 1+0x1p-11, 1+3*0x1p-11, 1+0x1p-8, 70000, 0x1p-30, float32(math.Inf(-1)))
-	var a Activation
-	for _, kind := range []Type{F32, F16, BF16} {
-		if got := kind.ActivationKind(); got != kind {
-			t.Errorf("%v.ActivationKind() = %v, want %v", kind, got, kind)
-		}
-		QuantizeActivation(&a, kind, x)
-		if a.Kind != kind || a.N != len(x) || len(a.F) != len(x) {
-			t.Fatalf("%v: activation shape kind %v n %d len %d", kind, a.Kind, a.N, len(a.F))
-		}
-		for i, v := range x {
-			want := v
-			switch kind {
-			case F16:
-				want = FP16ToFP32(FP32ToFP16(v))
-			case BF16:
-				want = BF16ToFP32(refFP32ToBF16(v))
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(8, 9))
+		x := randNormal32(r, 1000, 3)
+		x = append(x, 0, -0.0, 1+0x1p-11, 1+3*0x1p-11, 1+0x1p-8, 70000, 0x1p-30, float32(math.Inf(-1)))
+		var a Activation
+		for _, kind := range []Type{F32, F16, BF16} {
+			if got := kind.ActivationKind(); got != kind {
+				t.Errorf("%v.ActivationKind() = %v, want %v", kind, got, kind)
 			}
-			if math.Float32bits(a.F[i]) != math.Float32bits(want) {
-				t.Fatalf("%v: value %d (%g) = %g, want %g", kind, i, v, a.F[i], want)
+			QuantizeActivation(&a, kind, x)
+			if a.Kind != kind || a.N != len(x) || len(a.F) != len(x) {
+				t.Fatalf("%v: activation shape kind %v n %d len %d", kind, a.Kind, a.N, len(a.F))
+			}
+			for i, v := range x {
+				want := v
+				switch kind {
+				case F16:
+					want = FP16ToFP32(FP32ToFP16(v))
+				case BF16:
+					want = BF16ToFP32(refFP32ToBF16(v))
+				}
+				if math.Float32bits(a.F[i]) != math.Float32bits(want) {
+					t.Fatalf("%v: value %d (%g) = %g, want %g", kind, i, v, a.F[i], want)
+				}
 			}
 		}
-	}
+	})
 }
 
 // randNormal32 returns n normal random values times scale.
@@ -596,20 +604,22 @@ func randNormal32(r *rand.Rand, n int, scale float64) []float32 {
 }
 
 func TestFloatDotsNoAlloc(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	x := randNormal32(r, 4096, 1)
-	var a Activation
-	for _, typ := range []Type{F32, F16, BF16} {
-		w, _ := floatRow(r, typ, len(x))
-		dst := make([]float32, len(x))
-		kind := typ.ActivationKind()
-		QuantizeActivation(&a, kind, x)
-		if n := testing.AllocsPerRun(20, func() {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		x := randNormal32(r, 4096, 1)
+		var a Activation
+		for _, typ := range []Type{F32, F16, BF16} {
+			w, _ := floatRow(r, typ, len(x))
+			dst := make([]float32, len(x))
+			kind := typ.ActivationKind()
 			QuantizeActivation(&a, kind, x)
-			DotRow(typ, w, &a)
-			DequantizeRow(typ, w, dst)
-		}); n != 0 {
-			t.Errorf("%v: allocs = %v", typ, n)
+			if n := testing.AllocsPerRun(20, func() {
+				QuantizeActivation(&a, kind, x)
+				DotRow(typ, w, &a)
+				DequantizeRow(typ, w, dst)
+			}); n != 0 {
+				t.Errorf("%v: allocs = %v", typ, n)
+			}
 		}
-	}
+	})
 }

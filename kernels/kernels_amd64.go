@@ -8,136 +8,61 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Kernels for amd64. Each is chosen once by CPU feature and falls back to its
-// portable twin; the assembly gives bit-identical results (twins_test.go).
+// Kernels for amd64, in two tiers above the portable twins (tiers.go); the
+// assembly gives bit-identical results (twins_test.go).
 //
-//	hasAVX2: AVX2, FMA and F16C (Haswell and later): every kernel.
-//	hasAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
-//	VPDPBUSD and VPDPWSSD for the integer products (the …VNNI kernels, on
-//	256-bit registers), Q4_K on 256-bit registers with the AVX-512 shuffles
-//	and broadcasts, Q6_K on 512-bit registers (for the other one-row dots
-//	512-bit registers measured no faster), and the kernels that multiply
-//	several rows or four activations at once.
-//
-// GODEBUG=cpu.avx512vnni=off (or cpu.avx512f=off) or cpu.avx2=off selects the
-// narrower paths, for tests and comparisons.
-var (
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
-	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
+//	tierAVX2: AVX2, FMA and F16C (Haswell and later): every kernel.
+//	tierAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
+//	VPDPBUSD and VPDPWSSD for the integer products (Q4_0, Q5_0, Q8_0 and
+//	Q5_K on 256-bit registers), Q4_K on 256-bit registers with the AVX-512
+//	shuffles and broadcasts, Q6_K on 512-bit registers (for the other
+//	one-row dots 512-bit registers measured no faster), and the kernels that
+//	multiply several rows or four activations at once.
+const (
+	tierAVX2   = tierVector
+	tierAVX512 = tierDot
+)
+
+// archTiers returns the tiers of amd64, best first, and whether this CPU can
+// run them.
+func archTiers() []tierInfo {
+	avx2 := cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+	avx512 := avx2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW &&
 		cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
-)
-
-// legacyKernel is the signature of the assembly dots of the 32-value block
-// types: nb blocks of weights at w, 32·nb activation quants qs and nb
-// activation scales d (nb ≥ 1).
-type legacyKernel func(w *byte, qs *int8, d *float32, nb int) float32
-
-// kKernel is the signature of the assembly dots of the K-quants: nb
-// super-blocks of weights at w, 256·nb activation quants qs, nb activation
-// scales d and 16·nb bsums (nb ≥ 1; Q6_K does not read bsums).
-type kKernel func(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-
-// The dot kernels of this CPU, nil where the twin is used.
-var (
-	q4_0Kernel = pickLegacy(dotQ4_0VNNI, dotQ4_0AVX2)
-	q5_0Kernel = pickLegacy(dotQ5_0VNNI, dotQ5_0AVX2)
-	q8_0Kernel = pickLegacy(dotQ8_0VNNI, dotQ8_0AVX2)
-	q4_KKernel = pickK(dotQ4_KAVX512, dotQ4_KAVX2)
-	q5_KKernel = pickK(dotQ5_KVNNI, dotQ5_KAVX2)
-	q6_KKernel = pickK(dotQ6_KAVX512, dotQ6_KAVX2)
-)
-
-// pickLegacy returns the VNNI or AVX2 kernel, whichever the CPU can run first,
-// or nil.
-func pickLegacy(vnni, avx2 legacyKernel) legacyKernel {
-	switch {
-	case hasAVX512:
-		return vnni
-	case hasAVX2:
-		return avx2
+	return []tierInfo{
+		{tierAVX512, "AVX-512", avx512},
+		{tierAVX2, "AVX2", avx2},
+		{tierGeneric, "generic", true},
 	}
-	return nil
-}
-
-// pickK returns the AVX-512 kernel or the AVX2 one, whichever the CPU can run
-// first, or nil.
-func pickK(avx512, avx2 kKernel) kKernel {
-	switch {
-	case hasAVX512:
-		return avx512
-	case hasAVX2:
-		return avx2
-	}
-	return nil
-}
-
-// dotLegacy runs k on the blocks of w and a (blockBytes per weight block),
-// after checking that they hold a.N values.
-func dotLegacy(k legacyKernel, w []byte, a *Activation, blockBytes int) float32 {
-	nb := a.N / QK
-	if nb == 0 {
-		return 0
-	}
-	w, qs, d := w[:nb*blockBytes], a.Qs[:nb*QK], a.D[:nb]
-	return k(&w[0], &qs[0], &d[0], nb)
-}
-
-// dotK runs k on the super-blocks of w and a (blockBytes per weight
-// super-block), after checking that they hold a.N values.
-func dotK(k kKernel, w []byte, a *Activation, blockBytes int) float32 {
-	nb := a.N / QKK
-	if nb == 0 {
-		return 0
-	}
-	w, qs, d, bsums := w[:nb*blockBytes], a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
-	return k(&w[0], &qs[0], &d[0], &bsums[0], nb)
 }
 
 func dotQ4_0(w []byte, a *Activation) float32 {
-	if q4_0Kernel == nil {
-		return dotQ4_0Generic(w, a)
-	}
-	return dotLegacy(q4_0Kernel, w, a, q4_0Bytes)
+	return dotLegacy(w, a, q4_0Bytes, dotQ4_0AVX512, dotQ4_0AVX2, dotQ4_0Generic)
 }
 
 func dotQ5_0(w []byte, a *Activation) float32 {
-	if q5_0Kernel == nil {
-		return dotQ5_0Generic(w, a)
-	}
-	return dotLegacy(q5_0Kernel, w, a, q5_0Bytes)
+	return dotLegacy(w, a, q5_0Bytes, dotQ5_0AVX512, dotQ5_0AVX2, dotQ5_0Generic)
 }
 
 func dotQ8_0(w []byte, a *Activation) float32 {
-	if q8_0Kernel == nil {
-		return dotQ8_0Generic(w, a)
-	}
-	return dotLegacy(q8_0Kernel, w, a, q8_0Bytes)
+	return dotLegacy(w, a, q8_0Bytes, dotQ8_0AVX512, dotQ8_0AVX2, dotQ8_0Generic)
 }
 
 func dotQ4_K(w []byte, a *Activation) float32 {
-	if q4_KKernel == nil {
-		return dotQ4_KGeneric(w, a)
-	}
-	return dotK(q4_KKernel, w, a, q4KBytes)
+	return dotK(w, a, q4KBytes, dotQ4_KAVX512, dotQ4_KAVX2, dotQ4_KGeneric)
 }
 
 func dotQ5_K(w []byte, a *Activation) float32 {
-	if q5_KKernel == nil {
-		return dotQ5_KGeneric(w, a)
-	}
-	return dotK(q5_KKernel, w, a, q5KBytes)
+	return dotK(w, a, q5KBytes, dotQ5_KAVX512, dotQ5_KAVX2, dotQ5_KGeneric)
 }
 
 func dotQ6_K(w []byte, a *Activation) float32 {
-	if q6_KKernel == nil {
-		return dotQ6_KGeneric(w, a)
-	}
-	return dotK(q6_KKernel, w, a, q6KBytes)
+	return dotK(w, a, q6KBytes, dotQ6_KAVX512, dotQ6_KAVX2, dotQ6_KGeneric)
 }
 
 func dotF16(w []byte, a *Activation) float32 {
 	n := a.N
-	if !hasAVX2 || n == 0 {
+	if active < tierAVX2 || n == 0 {
 		return dotF16Generic(w, a)
 	}
 	w, x := w[:2*n], a.F[:n]
@@ -146,7 +71,7 @@ func dotF16(w []byte, a *Activation) float32 {
 
 func dotF32(w []byte, a *Activation) float32 {
 	n := a.N
-	if !hasAVX2 || n == 0 {
+	if active < tierAVX2 || n == 0 {
 		return dotF32Generic(w, a)
 	}
 	w, x := w[:4*n], a.F[:n]
@@ -155,7 +80,7 @@ func dotF32(w []byte, a *Activation) float32 {
 
 func quantizeQ8_0(x []float32, a *Activation) {
 	nb := len(x) / QK
-	if !hasAVX2 || nb == 0 {
+	if active < tierAVX2 || nb == 0 {
 		quantizeQ8_0Generic(x, a)
 		return
 	}
@@ -165,7 +90,7 @@ func quantizeQ8_0(x []float32, a *Activation) {
 
 func quantizeQ8_K(x []float32, a *Activation) {
 	nb := len(x) / QKK
-	if !hasAVX2 || nb == 0 {
+	if active < tierAVX2 || nb == 0 {
 		quantizeQ8_KGeneric(x, a)
 		return
 	}
@@ -174,7 +99,7 @@ func quantizeQ8_K(x []float32, a *Activation) {
 }
 
 func dotF32Slice(a, b []float32) float32 {
-	if !hasAVX2 || len(a) == 0 {
+	if active < tierAVX2 || len(a) == 0 {
 		return dotF32SliceGeneric(a, b)
 	}
 	b = b[:len(a)]
@@ -182,7 +107,7 @@ func dotF32Slice(a, b []float32) float32 {
 }
 
 func dotF32F16(a []float32, b []uint16) float32 {
-	if !hasAVX2 || len(a) == 0 {
+	if active < tierAVX2 || len(a) == 0 {
 		return dotF32F16Generic(a, b)
 	}
 	b = b[:len(a)]
@@ -190,7 +115,7 @@ func dotF32F16(a []float32, b []uint16) float32 {
 }
 
 func axpyF32F16(y []float32, alpha float32, x []uint16) {
-	if !hasAVX2 || len(y) == 0 {
+	if active < tierAVX2 || len(y) == 0 {
 		axpyF32F16Generic(y, alpha, x)
 		return
 	}
@@ -202,7 +127,7 @@ func axpyF32F16(y []float32, alpha float32, x []uint16) {
 // length is a multiple of eight (head sizes are); b and x have been cut to
 // what the rows span.
 func dotsF32F16(out, a []float32, b []uint16, stride int) {
-	if !hasAVX2 || len(a) == 0 || len(a)%8 != 0 {
+	if active < tierAVX2 || len(a) == 0 || len(a)%8 != 0 {
 		dotsEach(out, a, b, stride)
 		return
 	}
@@ -210,7 +135,7 @@ func dotsF32F16(out, a []float32, b []uint16, stride int) {
 }
 
 func axpysF32F16(y, alpha []float32, x []uint16, stride int) {
-	if !hasAVX2 || len(y) == 0 || len(y)%8 != 0 {
+	if active < tierAVX2 || len(y) == 0 || len(y)%8 != 0 {
 		axpysEach(y, alpha, x, stride)
 		return
 	}
@@ -225,31 +150,31 @@ func axpysF32F16(y, alpha []float32, x []uint16, stride int) {
 //go:noescape
 func dotQ4_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
 
-// dotQ4_0VNNI is dotQ4_0Generic for nb blocks, with AVX512-VNNI.
+// dotQ4_0AVX512 is dotQ4_0Generic for nb blocks, with AVX512-VNNI.
 //
 //go:noescape
-func dotQ4_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+func dotQ4_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
 
 // dotQ5_0AVX2 is dotQ5_0Generic for nb blocks, with AVX2.
 //
 //go:noescape
 func dotQ5_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
 
-// dotQ5_0VNNI is dotQ5_0Generic for nb blocks, with AVX512-VNNI and
+// dotQ5_0AVX512 is dotQ5_0Generic for nb blocks, with AVX512-VNNI and
 // AVX512BW.
 //
 //go:noescape
-func dotQ5_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+func dotQ5_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
 
 // dotQ8_0AVX2 is dotQ8_0Generic for nb blocks, with AVX2.
 //
 //go:noescape
 func dotQ8_0AVX2(w *byte, qs *int8, d *float32, nb int) float32
 
-// dotQ8_0VNNI is dotQ8_0Generic for nb blocks, with AVX512-VNNI.
+// dotQ8_0AVX512 is dotQ8_0Generic for nb blocks, with AVX512-VNNI.
 //
 //go:noescape
-func dotQ8_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
+func dotQ8_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
 
 // quantizeQ8_0AVX2 is quantizeQ8_0Generic for nb blocks of x into qs and d.
 //
@@ -284,10 +209,10 @@ func dotQ6_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16,
 //go:noescape
 func dotQ5_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 
-// dotQ5_KVNNI is dotQ5_KGeneric for nb super-blocks, with AVX512-VNNI.
+// dotQ5_KAVX512 is dotQ5_KGeneric for nb super-blocks, with AVX512-VNNI.
 //
 //go:noescape
-func dotQ5_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+func dotQ5_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 
 // dotQ6_KAVX2 is dotQ6_KGeneric for nb super-blocks, with AVX2.
 //
@@ -359,10 +284,10 @@ type legacyPtrs4 struct {
 // dotRowActsAccel sets out[b·stride] to DotRow(t, w, &acts[b]) for every b, as
 // dotRowActs does, with a kernel that unpacks the row once for all the
 // activations, and reports whether it did: it handles four activations of a
-// Q4_0, Q5_0, Q8_0, Q4_K, Q5_K or Q6_K row on CPUs with AVX-512 and VNNI, and
-// returns false otherwise.
+// Q4_0, Q5_0, Q8_0, Q4_K, Q5_K or Q6_K row at tierAVX512, and returns false
+// otherwise.
 func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
-	if !hasAVX512 || len(acts) != 4 {
+	if active < tierAVX512 || len(acts) != 4 {
 		return false
 	}
 	switch t {
@@ -429,11 +354,11 @@ func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride
 	var r [4]float32
 	switch t {
 	case Q4_0:
-		dotQ4_0Acts4VNNI(&w[0], &p, nb, &r)
+		dotQ4_0Acts4AVX512(&w[0], &p, nb, &r)
 	case Q5_0:
-		dotQ5_0Acts4VNNI(&w[0], &p, nb, &r)
+		dotQ5_0Acts4AVX512(&w[0], &p, nb, &r)
 	default:
-		dotQ8_0Acts4VNNI(&w[0], &p, nb, &r)
+		dotQ8_0Acts4AVX512(&w[0], &p, nb, &r)
 	}
 	for b, v := range r {
 		out[b*stride] = v
@@ -443,29 +368,32 @@ func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride
 
 // matVecAccel computes out[r] = DotRow(t, row r of w, a) for the first rows of
 // out that it has a kernel for, and returns how many it did. The rows of w
-// are rowBytes apart. Q4_0 and Q8_0 rows go four or eight at a time to
-// kernels that share each 512-bit instruction between rows and load the
-// activation once for them (a multiple of four rows; 0 without AVX-512); from
-// 16 rows on, the eight rows of a call come one from each eighth of the
-// matrix, so that a core reads eight streams. K-quant rows go straight to
-// their kernels (matVecK), without DotRow's dispatch and slicing per row (a
-// few percent of a decode).
+// are rowBytes apart. With AVX-512, Q4_0 and Q8_0 rows go four or eight at a
+// time to kernels that share each 512-bit instruction between rows and load
+// the activation once for them (a multiple of four rows); from 16 rows on,
+// the eight rows of a call come one from each eighth of the matrix, so that a
+// core reads eight streams. The other rows of the types with a kernel go
+// straight to their one-row kernels (matVecK, matVecLegacy), without
+// DotRow's dispatch and slicing per row (a few percent of a decode).
 func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	switch t {
 	case Q4_K, Q5_K, Q6_K:
 		return matVecK(t, w, rowBytes, a, out)
-	}
-	if !hasAVX512 {
-		return 0
-	}
-	var k rows4Kernel
-	switch t {
-	case Q4_0:
-		k = dotQ4_0Rows4AVX512
-	case Q8_0:
-		k = dotQ8_0Rows4AVX512
+	case Q5_0:
+		return matVecLegacy(pickLegacy(dotQ5_0AVX512, dotQ5_0AVX2), w, rowBytes, q5_0Bytes, a, out)
+	case Q4_0, Q8_0:
 	default:
 		return 0
+	}
+	if active < tierAVX512 {
+		if t == Q4_0 {
+			return matVecLegacy(pickLegacy(dotQ4_0AVX512, dotQ4_0AVX2), w, rowBytes, q4_0Bytes, a, out)
+		}
+		return matVecLegacy(pickLegacy(dotQ8_0AVX512, dotQ8_0AVX2), w, rowBytes, q8_0Bytes, a, out)
+	}
+	k := rows4Kernel(dotQ8_0Rows4AVX512)
+	if t == Q4_0 {
+		k = dotQ4_0Rows4AVX512
 	}
 	nb := a.N / QK
 	rows := len(out) &^ 3
@@ -503,10 +431,10 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 // for the first rows k (rowBytes apart in w, rows of them) and the four
 // activations of acts, with a kernel that computes the products of four rows
 // and four activations at once, and returns the number of rows it did: a
-// multiple of four, 0 when there is no such kernel for t on this CPU or acts
+// multiple of four, 0 when the active tier has no such kernel for t or acts
 // does not hold four.
 func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
-	if !hasAVX512 || rows < 4 || len(acts) != 4 || (t != Q4_0 && t != Q8_0) {
+	if active < tierAVX512 || rows < 4 || len(acts) != 4 || (t != Q4_0 && t != Q8_0) {
 		return 0
 	}
 	n := acts[0].N
@@ -588,7 +516,7 @@ func dotQ4_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[32]float32)
 
 // matVecK is matVecAccel for the K-quant types: every row with the type's
-// one-row kernel (none when the CPU has no kernel for t), except that with
+// one-row kernel of the active tier (none at tierGeneric), except that with
 // AVX-512 Q4_K rows go six at a time, one from each sixth of the matrix (from
 // 12 rows on), and Q6_K rows four at a time, one from each quarter (from 8),
 // so that the core reads several streams.
@@ -596,45 +524,46 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	var k kKernel
 	switch t {
 	case Q4_K:
-		k = q4_KKernel
+		k = pickK(dotQ4_KAVX512, dotQ4_KAVX2)
 	case Q5_K:
-		k = q5_KKernel
+		k = pickK(dotQ5_KAVX512, dotQ5_KAVX2)
 	default:
-		k = q6_KKernel
+		k = pickK(dotQ6_KAVX512, dotQ6_KAVX2)
 	}
 	nb := a.N / QKK
 	if k == nil || nb == 0 || len(out) == 0 {
 		return 0
 	}
-	qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
-	_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
 	r := 0
-	switch {
-	case hasAVX512 && t == Q4_K && len(out) >= 12:
-		// Six streams: rows r, r+n, …, r+5n of the six sixths (TinyLlama
-		// Q4_K_M decode, 2 threads: 47.0 tok/s against 46.2 with four;
-		// smaller matrices go a row at a time).
-		n := len(out) / 6
-		var o [6]float32
-		for ; r < n; r++ {
-			dotQ4_KRows6AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-			scatterStreams(out, o[:], r, n)
+	if active == tierAVX512 && (t == Q4_K && len(out) >= 12 || t == Q6_K && len(out) >= 8) {
+		qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
+		_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
+		if t == Q4_K {
+			// Six streams: rows r, r+n, …, r+5n of the six sixths
+			// (TinyLlama Q4_K_M decode, 2 threads: 47.0 tok/s against
+			// 46.2 with four; smaller matrices go a row at a time).
+			n := len(out) / 6
+			var o [6]float32
+			for ; r < n; r++ {
+				dotQ4_KRows6AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
+				scatterStreams(out, o[:], r, n)
+			}
+			r = 6 * n
+		} else {
+			// Four streams: rows r, r+n, r+2n and r+3n of the four quarters.
+			n := len(out) / 4
+			var o [4]float32
+			for ; r < n; r++ {
+				dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
+				scatterStreams(out, o[:], r, n)
+			}
+			r = 4 * n
 		}
-		r = 6 * n
-	case hasAVX512 && t == Q6_K && len(out) >= 8:
-		// Four streams: rows r, r+n, r+2n and r+3n of the four quarters.
-		n := len(out) / 4
-		var o [4]float32
-		for ; r < n; r++ {
-			dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-			scatterStreams(out, o[:], r, n)
-		}
-		r = 4 * n
 	}
-	for ; r < len(out); r++ {
-		out[r] = k(&w[r*rowBytes], &qs[0], &d[0], &bsums[0], nb)
+	if r == len(out) {
+		return r
 	}
-	return len(out)
+	return r + matVecSuper(k, w[r*rowBytes:], rowBytes, t.BlockBytes(), a, out[r:])
 }
 
 // scatterStreams copies a multi-stream kernel's results, o[k] for row
@@ -674,23 +603,23 @@ func dotQ8_0Rows8AVX512(w *byte, stride int, qs *int8, d *float32, nb int, out *
 //go:noescape
 func dotQ8_0Rows4AVX512(w *byte, rowBytes int, qs *int8, d *float32, nb int, out *[4]float32)
 
-// dotQ4_0Acts4VNNI sets out[b] to dotQ4_0Generic of the nb blocks at w with
+// dotQ4_0Acts4AVX512 sets out[b] to dotQ4_0Generic of the nb blocks at w with
 // activation b of p, with AVX512-VNNI.
 //
 //go:noescape
-func dotQ4_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+func dotQ4_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 
-// dotQ5_0Acts4VNNI sets out[b] to dotQ5_0Generic of the nb blocks at w with
+// dotQ5_0Acts4AVX512 sets out[b] to dotQ5_0Generic of the nb blocks at w with
 // activation b of p, with AVX512-VNNI and AVX512BW.
 //
 //go:noescape
-func dotQ5_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+func dotQ5_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 
-// dotQ8_0Acts4VNNI sets out[b] to dotQ8_0Generic of the nb blocks at w with
+// dotQ8_0Acts4AVX512 sets out[b] to dotQ8_0Generic of the nb blocks at w with
 // activation b of p, with AVX512-VNNI.
 //
 //go:noescape
-func dotQ8_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+func dotQ8_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 
 // dotQ4_KActs4AVX512 sets out[b] to dotQ4_KGeneric of the nb super-blocks at
 // w with activation b of p, with AVX-512 and VNNI.
@@ -715,7 +644,7 @@ func dotQ6_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
 // did.
 func sumSquaresAccel(lanes *[8]float64, x []float32) int {
 	n := len(x) &^ 7
-	if !hasAVX2 || n == 0 {
+	if active < tierAVX2 || n == 0 {
 		return 0
 	}
 	sumSquaresAVX2(lanes, &x[0], n)
@@ -732,7 +661,7 @@ func sumSquaresAVX2(lanes *[8]float64, x *float32, n int)
 // x (a multiple of eight) with AVX2 and returns how many it did.
 func scaleMulAccel(out, x, weight []float32, scale float32) int {
 	n := len(x) &^ 7
-	if !hasAVX2 || n == 0 {
+	if active < tierAVX2 || n == 0 {
 		return 0
 	}
 	out, weight = out[:n], weight[:n]
@@ -750,7 +679,7 @@ func scaleMulAVX2(out, x, weight *float32, scale float32, n int)
 // with F16C and returns how many it did.
 func fp32ToFP16Accel(dst []uint16, src []float32) int {
 	n := len(src) &^ 7
-	if !hasAVX2 || n == 0 {
+	if active < tierAVX2 || n == 0 {
 		return 0
 	}
 	dst = dst[:n]
@@ -769,7 +698,7 @@ func fp32ToFP16AVX2(dst *uint16, src *float32, n int)
 // eight) with AVX2 and returns how many it did.
 func swiGLUAccel(gate, up []float32) int {
 	n := len(gate) &^ 7
-	if !hasAVX2 || n == 0 {
+	if active < tierAVX2 || n == 0 {
 		return 0
 	}
 	up = up[:n]
@@ -786,7 +715,7 @@ func swiGLUAVX2(gate, up *float32, n int)
 // sumWords is sumWordsGeneric with AVX2 and prefetching for the four streams.
 func sumWords(b []uint64) uint64 {
 	q := len(b) / 4 &^ 7
-	if !hasAVX2 || q == 0 {
+	if active < tierAVX2 || q == 0 {
 		return sumWordsGeneric(b)
 	}
 	b4 := b[:4*q]
@@ -802,7 +731,7 @@ func sumQuartersAVX2(p *uint64, q int) uint64
 // eight) with AVX2 and returns how many it did.
 func expSubAccel(x []float32, m float32) int {
 	n := len(x) &^ 7
-	if !hasAVX2 || n == 0 {
+	if active < tierAVX2 || n == 0 {
 		return 0
 	}
 	expSubAVX2(&x[0], m, n)

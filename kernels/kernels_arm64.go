@@ -9,105 +9,77 @@ import (
 )
 
 // Kernels for arm64 in NEON assembly (legacy_arm64.s, kquants_arm64.s,
-// float_arm64.s). The integer dots have two variants: one with the Armv8.2
-// dot-product instruction SDOT (Cortex-A76 and later, e.g. Raspberry Pi 5) and
-// one with widening multiplies for the cores without it (Cortex-A53/A72,
-// Raspberry Pi 3 and 4), chosen by hasSDOT. Every kernel gives the same bits
-// as its portable twin. GODEBUG=cpu.asimddp=off selects the variants without
-// SDOT on any CPU (the runtime prints that it does not know the option, but
-// golang.org/x/sys/cpu does).
+// float_arm64.s), in two tiers above the portable twins (tiers.go); every
+// kernel gives the same bits as its twin (twins_test.go).
 //
-// The Go functions check the slice lengths, so that the assembly can trust
-// its pointers and block counts; each call handles one row.
+//	tierNEON: every kernel, the integer dots with widening multiplies
+//	(Cortex-A53/A72, Raspberry Pi 3 and 4).
+//	tierSDOT: the integer dots with the Armv8.2 dot-product instruction SDOT
+//	(Cortex-A76 and later, e.g. Raspberry Pi 5).
+//
+// GODEBUG=cpu.asimddp=off hides SDOT from any CPU (the runtime prints that it
+// does not know the option, but golang.org/x/sys/cpu does).
+const (
+	tierNEON = tierVector
+	tierSDOT = tierDot
+)
 
-// hasSDOT reports whether the CPU has the dot-product instructions; fixed at
-// start-up.
-var hasSDOT = cpu.ARM64.HasASIMDDP
-
-// blockDot is the signature of the assembly dots of the 32-value block types:
-// nb blocks of weights at w with the activation quants qs and scales d.
-type blockDot func(w *byte, qs *int8, d *float32, nb int) float32
-
-// dotBlocks checks the lengths of w and a for the a.N/32 blocks of a 32-value
-// type of blockBytes bytes per block and calls the assembly dot that suits the
-// CPU.
-func dotBlocks(w []byte, a *Activation, blockBytes int, neon, sdot blockDot) float32 {
-	nb := a.N / QK
-	if nb == 0 {
-		return 0
+// archTiers returns the tiers of arm64, best first, and whether this CPU can
+// run them (NEON is part of every arm64 CPU).
+func archTiers() []tierInfo {
+	return []tierInfo{
+		{tierSDOT, "SDOT", cpu.ARM64.HasASIMDDP},
+		{tierNEON, "NEON", true},
+		{tierGeneric, "generic", true},
 	}
-	w, qs, d := w[:nb*blockBytes], a.Qs[:nb*QK], a.D[:nb]
-	if hasSDOT {
-		return sdot(&w[0], &qs[0], &d[0], nb)
-	}
-	return neon(&w[0], &qs[0], &d[0], nb)
 }
 
 func dotQ4_0(w []byte, a *Activation) float32 {
-	return dotBlocks(w, a, q4_0Bytes, dotQ4_0NEON, dotQ4_0SDOT)
+	return dotLegacy(w, a, q4_0Bytes, dotQ4_0SDOT, dotQ4_0NEON, dotQ4_0Generic)
 }
 
 func dotQ5_0(w []byte, a *Activation) float32 {
-	return dotBlocks(w, a, q5_0Bytes, dotQ5_0NEON, dotQ5_0SDOT)
+	return dotLegacy(w, a, q5_0Bytes, dotQ5_0SDOT, dotQ5_0NEON, dotQ5_0Generic)
 }
 
 func dotQ8_0(w []byte, a *Activation) float32 {
-	return dotBlocks(w, a, q8_0Bytes, dotQ8_0NEON, dotQ8_0SDOT)
-}
-
-// kDot is the signature of the assembly dots of the K-quant types: nb
-// super-blocks of weights at w with the Q8_K activation quants qs, scales d
-// and sums bsums.
-type kDot func(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-
-// dotSuperBlocks checks the lengths of w and a for the a.N/256 super-blocks of
-// a K-quant type of blockBytes bytes per block and calls the assembly dot that
-// suits the CPU.
-func dotSuperBlocks(w []byte, a *Activation, blockBytes int, neon, sdot kDot) float32 {
-	nb := a.N / QKK
-	if nb == 0 {
-		return 0
-	}
-	w, qs, d, bsums := w[:nb*blockBytes], a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
-	if hasSDOT {
-		return sdot(&w[0], &qs[0], &d[0], &bsums[0], nb)
-	}
-	return neon(&w[0], &qs[0], &d[0], &bsums[0], nb)
+	return dotLegacy(w, a, q8_0Bytes, dotQ8_0SDOT, dotQ8_0NEON, dotQ8_0Generic)
 }
 
 func dotQ4_K(w []byte, a *Activation) float32 {
-	return dotSuperBlocks(w, a, q4KBytes, dotQ4_KNEON, dotQ4_KSDOT)
+	return dotK(w, a, q4KBytes, dotQ4_KSDOT, dotQ4_KNEON, dotQ4_KGeneric)
 }
 
 func dotQ5_K(w []byte, a *Activation) float32 {
-	return dotSuperBlocks(w, a, q5KBytes, dotQ5_KNEON, dotQ5_KSDOT)
+	return dotK(w, a, q5KBytes, dotQ5_KSDOT, dotQ5_KNEON, dotQ5_KGeneric)
 }
 
 func dotQ6_K(w []byte, a *Activation) float32 {
-	return dotSuperBlocks(w, a, q6KBytes, dotQ6_KNEON, dotQ6_KSDOT)
+	return dotK(w, a, q6KBytes, dotQ6_KSDOT, dotQ6_KNEON, dotQ6_KGeneric)
 }
 
 func dotF16(w []byte, a *Activation) float32 {
-	x := a.F[:a.N]
-	if len(x) == 0 {
-		return 0
+	n := a.N
+	if active < tierNEON || n == 0 {
+		return dotF16Generic(w, a)
 	}
-	w = w[:2*len(x)]
-	return dotF16NEON(&w[0], &x[0], len(x))
+	w, x := w[:2*n], a.F[:n]
+	return dotF16NEON(&w[0], &x[0], n)
 }
 
 func dotF32(w []byte, a *Activation) float32 {
-	x := a.F[:a.N]
-	if len(x) == 0 {
-		return 0
+	n := a.N
+	if active < tierNEON || n == 0 {
+		return dotF32Generic(w, a)
 	}
-	w = w[:4*len(x)]
-	return dotF32NEON((*float32)(unsafe.Pointer(&w[0])), &x[0], len(x))
+	w, x := w[:4*n], a.F[:n]
+	return dotF32NEON((*float32)(unsafe.Pointer(&w[0])), &x[0], n)
 }
 
 func quantizeQ8_0(x []float32, a *Activation) {
 	nb := len(x) / QK
-	if nb == 0 {
+	if active < tierNEON || nb == 0 {
+		quantizeQ8_0Generic(x, a)
 		return
 	}
 	x, qs, d := x[:nb*QK], a.Qs[:nb*QK], a.D[:nb]
@@ -116,7 +88,8 @@ func quantizeQ8_0(x []float32, a *Activation) {
 
 func quantizeQ8_K(x []float32, a *Activation) {
 	nb := len(x) / QKK
-	if nb == 0 {
+	if active < tierNEON || nb == 0 {
+		quantizeQ8_KGeneric(x, a)
 		return
 	}
 	x, qs, d, bsums := x[:nb*QKK], a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
@@ -124,23 +97,24 @@ func quantizeQ8_K(x []float32, a *Activation) {
 }
 
 func dotF32Slice(a, b []float32) float32 {
-	if len(a) == 0 {
-		return 0
+	if active < tierNEON || len(a) == 0 {
+		return dotF32SliceGeneric(a, b)
 	}
 	b = b[:len(a)]
 	return dotF32NEON(&a[0], &b[0], len(a))
 }
 
 func dotF32F16(a []float32, b []uint16) float32 {
-	if len(a) == 0 {
-		return 0
+	if active < tierNEON || len(a) == 0 {
+		return dotF32F16Generic(a, b)
 	}
 	b = b[:len(a)]
 	return dotF32F16NEON(&a[0], &b[0], len(a))
 }
 
 func axpyF32F16(y []float32, alpha float32, x []uint16) {
-	if len(y) == 0 {
+	if active < tierNEON || len(y) == 0 {
+		axpyF32F16Generic(y, alpha, x)
 		return
 	}
 	x = x[:len(y)]
@@ -151,7 +125,7 @@ func axpyF32F16(y []float32, alpha float32, x []uint16) {
 // length is a multiple of eight (head sizes are); b and x have been cut to
 // what the rows span.
 func dotsF32F16(out, a []float32, b []uint16, stride int) {
-	if len(a) == 0 || len(a)%8 != 0 {
+	if active < tierNEON || len(a) == 0 || len(a)%8 != 0 {
 		dotsEach(out, a, b, stride)
 		return
 	}
@@ -159,7 +133,7 @@ func dotsF32F16(out, a []float32, b []uint16, stride int) {
 }
 
 func axpysF32F16(y, alpha []float32, x []uint16, stride int) {
-	if len(y) == 0 || len(y)%8 != 0 {
+	if active < tierNEON || len(y) == 0 || len(y)%8 != 0 {
 		axpysEach(y, alpha, x, stride)
 		return
 	}
@@ -291,7 +265,7 @@ func dotF16NEON(w *byte, x *float32, n int) float32
 // did.
 func sumSquaresAccel(lanes *[8]float64, x []float32) int {
 	n := len(x) &^ 7
-	if n == 0 {
+	if active < tierNEON || n == 0 {
 		return 0
 	}
 	sumSquaresNEON(lanes, &x[0], n)
@@ -308,7 +282,7 @@ func sumSquaresNEON(lanes *[8]float64, x *float32, n int)
 // x (a multiple of four) with NEON and returns how many it did.
 func scaleMulAccel(out, x, weight []float32, scale float32) int {
 	n := len(x) &^ 3
-	if n == 0 {
+	if active < tierNEON || n == 0 {
 		return 0
 	}
 	out, weight = out[:n], weight[:n]
@@ -326,7 +300,7 @@ func scaleMulNEON(out, x, weight *float32, scale float32, n int)
 // with NEON and returns how many it did.
 func fp32ToFP16Accel(dst []uint16, src []float32) int {
 	n := len(src) &^ 7
-	if n == 0 {
+	if active < tierNEON || n == 0 {
 		return 0
 	}
 	dst = dst[:n]
@@ -345,7 +319,7 @@ func fp32ToFP16NEON(dst *uint16, src *float32, n int)
 // four) with NEON and returns how many it did.
 func swiGLUAccel(gate, up []float32) int {
 	n := len(gate) &^ 3
-	if n == 0 {
+	if active < tierNEON || n == 0 {
 		return 0
 	}
 	up = up[:n]
@@ -363,71 +337,33 @@ func swiGLUNEON(gate, up *float32, n int)
 // prefetch in software either.
 func sumWords(b []uint64) uint64 { return sumWordsGeneric(b) }
 
-// matVecAccel computes every row of out with its type's NEON dot called
-// directly (without DotRow's dispatch and slicing per row, which was 4 % of a
-// decode on amd64) and returns how many it did: all of them, or 0 for a type
-// without a NEON dot here.
+// matVecAccel computes every row of out with its type's dot of the active
+// tier called directly (without DotRow's dispatch and slicing per row, which
+// was 4 % of a decode on amd64) and returns how many it did: all of them, or
+// 0 at tierGeneric or for a type without an assembly dot.
 func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	switch t {
 	case Q4_0:
-		return matVecBlocks(w, rowBytes, a, out, q4_0Bytes, dotQ4_0NEON, dotQ4_0SDOT)
+		return matVecLegacy(pickLegacy(dotQ4_0SDOT, dotQ4_0NEON), w, rowBytes, q4_0Bytes, a, out)
 	case Q5_0:
-		return matVecBlocks(w, rowBytes, a, out, q5_0Bytes, dotQ5_0NEON, dotQ5_0SDOT)
+		return matVecLegacy(pickLegacy(dotQ5_0SDOT, dotQ5_0NEON), w, rowBytes, q5_0Bytes, a, out)
 	case Q8_0:
-		return matVecBlocks(w, rowBytes, a, out, q8_0Bytes, dotQ8_0NEON, dotQ8_0SDOT)
+		return matVecLegacy(pickLegacy(dotQ8_0SDOT, dotQ8_0NEON), w, rowBytes, q8_0Bytes, a, out)
 	case Q4_K:
-		return matVecSuperBlocks(w, rowBytes, a, out, q4KBytes, dotQ4_KNEON, dotQ4_KSDOT)
+		return matVecSuper(pickK(dotQ4_KSDOT, dotQ4_KNEON), w, rowBytes, q4KBytes, a, out)
 	case Q5_K:
-		return matVecSuperBlocks(w, rowBytes, a, out, q5KBytes, dotQ5_KNEON, dotQ5_KSDOT)
+		return matVecSuper(pickK(dotQ5_KSDOT, dotQ5_KNEON), w, rowBytes, q5KBytes, a, out)
 	case Q6_K:
-		return matVecSuperBlocks(w, rowBytes, a, out, q6KBytes, dotQ6_KNEON, dotQ6_KSDOT)
+		return matVecSuper(pickK(dotQ6_KSDOT, dotQ6_KNEON), w, rowBytes, q6KBytes, a, out)
 	}
 	return 0
-}
-
-// matVecBlocks is matVecAccel for a 32-value block type of blockBytes bytes
-// per block, with the dot that suits the CPU.
-func matVecBlocks(w []byte, rowBytes int, a *Activation, out []float32, blockBytes int, neon, sdot blockDot) int {
-	nb := a.N / QK
-	if nb == 0 || len(out) == 0 {
-		return 0
-	}
-	k := neon
-	if hasSDOT {
-		k = sdot
-	}
-	qs, d := a.Qs[:nb*QK], a.D[:nb]
-	_ = w[(len(out)-1)*rowBytes+nb*blockBytes-1]
-	for r := range out {
-		out[r] = k(&w[r*rowBytes], &qs[0], &d[0], nb)
-	}
-	return len(out)
-}
-
-// matVecSuperBlocks is matVecAccel for a K-quant type of blockBytes bytes per
-// super-block, with the dot that suits the CPU.
-func matVecSuperBlocks(w []byte, rowBytes int, a *Activation, out []float32, blockBytes int, neon, sdot kDot) int {
-	nb := a.N / QKK
-	if nb == 0 || len(out) == 0 {
-		return 0
-	}
-	k := neon
-	if hasSDOT {
-		k = sdot
-	}
-	qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
-	_ = w[(len(out)-1)*rowBytes+nb*blockBytes-1]
-	for r := range out {
-		out[r] = k(&w[r*rowBytes], &qs[0], &d[0], &bsums[0], nb)
-	}
-	return len(out)
 }
 
 // expSubAccel does ExpSub's work for the first values of x (a multiple of
 // four) with NEON and returns how many it did.
 func expSubAccel(x []float32, m float32) int {
 	n := len(x) &^ 3
-	if n == 0 {
+	if active < tierNEON || n == 0 {
 		return 0
 	}
 	expSubNEON(&x[0], m, n)

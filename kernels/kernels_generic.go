@@ -5,6 +5,9 @@ package kernels
 // Without assembly (the purego build tag, or an architecture without
 // assembly kernels) every accelerated kernel is its portable twin.
 
+// archTiers returns the one tier of builds without assembly.
+func archTiers() []tierInfo { return []tierInfo{{tierGeneric, "generic", true}} }
+
 func dotQ4_0(w []byte, a *Activation) float32 { return dotQ4_0Generic(w, a) }
 func dotQ5_0(w []byte, a *Activation) float32 { return dotQ5_0Generic(w, a) }
 func dotQ8_0(w []byte, a *Activation) float32 { return dotQ8_0Generic(w, a) }

@@ -147,14 +147,6 @@ GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
 	VCVTDQ2PS    Y6, Y6; \
 	VFMADD231PS  Y6, Y5, Y15
 
-// Loads the arguments of a K-quant dot with bsums.
-#define K_ARGS \
-	MOVQ w+0(FP), SI; \
-	MOVQ qs+8(FP), DI; \
-	MOVQ d+16(FP), DX; \
-	MOVQ bsums+24(FP), R8; \
-	MOVQ nb+32(FP), CX
-
 // func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
 // The minimums go to four float32 lanes, lane k taking sub-blocks 2k and
@@ -164,7 +156,11 @@ GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
 // enough per byte that the prefetch must run several rows ahead to cover
 // memory latency).
 TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
-	K_ARGS
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ bsums+24(FP), R8
+	MOVQ nb+32(FP), CX
 	BYTES(0x0f, Y13, X13)
 	VXORPS Y15, Y15, Y15
 	VXORPS Y14, Y14, Y14
@@ -343,7 +339,11 @@ GLOBL q4kDup<>(SB), RODATA|NOPTR, $32
 // (VPMADDWD), so that lane 4+k holds the twin's minimum sum k, accumulated in
 // Y14.
 TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $64-44
-	K_ARGS
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ bsums+24(FP), R8
+	MOVQ nb+32(FP), CX
 	LEAQ 32(SP), R9 // a 32-byte aligned buffer in the frame
 	ANDQ $-32, R9
 	Q4K_CONSTS_512
@@ -511,15 +511,23 @@ loop: \
 // The minimums of a super-block are summed in one integer and accumulated in
 // one float32 (see dotQ5_KGeneric).
 TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-44
-	K_ARGS
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ bsums+24(FP), R8
+	MOVQ nb+32(FP), CX
 	Q5K_BODY(RUN_AVX2, q5kAVX2Loop)
 	VMOVSS X0, ret+40(FP)
 	VZEROUPPER
 	RET
 
-// func dotQ5_KVNNI(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-TEXT ·dotQ5_KVNNI(SB), NOSPLIT, $0-44
-	K_ARGS
+// func dotQ5_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
+TEXT ·dotQ5_KAVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ bsums+24(FP), R8
+	MOVQ nb+32(FP), CX
 	Q5K_BODY(RUN_VNNI, q5kVNNILoop)
 	VMOVSS X0, ret+40(FP)
 	VZEROUPPER

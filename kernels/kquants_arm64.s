@@ -19,13 +19,8 @@
 // activation scales, R3 activation bsums, R4 super-blocks left; F0 the
 // result.
 
-// K_PROLOGUE loads the arguments of a K-quant dot and clears V0…V2.
+// K_PROLOGUE clears V0…V2 for a K-quant dot.
 #define K_PROLOGUE \
-	MOVD w+0(FP), R0; \
-	MOVD qs+8(FP), R1; \
-	MOVD d+16(FP), R2; \
-	MOVD bsums+24(FP), R3; \
-	MOVD nb+32(FP), R4; \
 	ZERO(0); \
 	ZERO(1); \
 	ZERO(2)
@@ -170,21 +165,19 @@
 	Q5_HIGH(opE, nE, V18.B16, V19.B16); \
 	Q5_HIGH(opO, nO, V20.B16, V21.B16)
 
-// Q4_K_RESULT returns hsum8 of V0, V1 plus the min lanes V2 added as
+// Q4_K_RESULT sets F0 to hsum8 of V0, V1 plus the min lanes V2 added as
 // (m0+m2)+(m1+m3).
 #define Q4_K_RESULT \
 	EXT8(3, 2, 2); \
 	FADD_S(2, 2, 3); \
 	FADDP_S1(2, 2); \
 	HSUM8(0, 1); \
-	FADDS F2, F0, F0; \
-	FMOVS F0, ret+40(FP); \
-	RET
+	FADDS F2, F0, F0
 
 // K4_DOT is the body of a Q4_K or Q5_K dot: consts sets the constants,
 // mins accumulates the minimums, qh loads the fifth bits (Q5_K), chunk0…3
 // load the quants of runs 0…7, scales widens the scales for runs(k), the runs
-// of chunk k, and result returns the sum.
+// of chunk k, and result sets F0 to the sum.
 #define K4_DOT(consts, mins, qh, chunk0, chunk1, chunk2, chunk3, scales, runs, result) \
 	K_PROLOGUE; \
 	consts; \
@@ -211,18 +204,30 @@ loop: \
 
 // func dotQ4_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 TEXT ·dotQ4_KNEON(SB), NOSPLIT, $0-44
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD bsums+24(FP), R3
+	MOVD nb+32(FP), R4
 	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_NEON, K4_RUNS_NEON, Q4_K_RESULT)
+	FMOVS F0, ret+40(FP)
+	RET
 
 // func dotQ4_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD bsums+24(FP), R3
+	MOVD nb+32(FP), R4
 	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_SDOT, K4_RUNS_SDOT, Q4_K_RESULT)
+	FMOVS F0, ret+40(FP)
+	RET
 
-// Q5_K_RESULT returns hsum8 of V0, V1 plus the minimums F2.
+// Q5_K_RESULT sets F0 to hsum8 of V0, V1 plus the minimums F2.
 #define Q5_K_RESULT \
 	HSUM8(0, 1); \
-	FADDS F2, F0, F0; \
-	FMOVS F0, ret+40(FP); \
-	RET
+	FADDS F2, F0, F0
 
 // Q5_K_CONSTS sets V31 = 0x0f and V30 = 0x10 in every byte.
 #define Q5_K_CONSTS \
@@ -241,11 +246,25 @@ TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
 
 // func dotQ5_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 TEXT ·dotQ5_KNEON(SB), NOSPLIT, $0-44
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD bsums+24(FP), R3
+	MOVD nb+32(FP), R4
 	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_NEON, K4_RUNS_NEON, Q5_K_RESULT)
+	FMOVS F0, ret+40(FP)
+	RET
 
 // func dotQ5_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-44
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD bsums+24(FP), R3
+	MOVD nb+32(FP), R4
 	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_SDOT, K4_RUNS_SDOT, Q5_K_RESULT)
+	FMOVS F0, ret+40(FP)
+	RET
 
 // ---------------------------------------------------------------------------
 // Q6_K
@@ -327,7 +346,7 @@ TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-44
 	VMOVI $32, V28.B16
 
 // Q6_K_DOT is the body of a Q6_K dot with the scales of scales and the runs
-// run(x0, x1, c).
+// run(x0, x1, c), leaving the result in F0.
 #define Q6_K_DOT(scales, run) \
 	K_PROLOGUE; \
 	Q6_K_CONSTS; \
@@ -347,17 +366,29 @@ loop: \
 	Q6_K_TAIL; \
 	SUBS $1, R4, R4; \
 	BNE  loop; \
-	HSUM8(0, 1); \
-	FMOVS F0, ret+40(FP); \
-	RET
+	HSUM8(0, 1)
 
 // func dotQ6_KNEON(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-44
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD bsums+24(FP), R3
+	MOVD nb+32(FP), R4
 	Q6_K_DOT(Q6_K_SCALES_NEON, Q6_RUN_NEON)
+	FMOVS F0, ret+40(FP)
+	RET
 
 // func dotQ6_KSDOT(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-44
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD bsums+24(FP), R3
+	MOVD nb+32(FP), R4
 	Q6_K_DOT(Q6_K_SCALES_SDOT, Q6_RUN_SDOT)
+	FMOVS F0, ret+40(FP)
+	RET
 
 // ---------------------------------------------------------------------------
 // Q8_K activation quantization (see quantizeQ8_KGeneric)

@@ -245,35 +245,37 @@ func dequantQ8K(a *Activation) []float64 {
 }
 
 func TestKQuantDotMatchesDequant(t *testing.T) {
-	var a Activation
-	for _, typ := range kTypes {
-		for _, n := range []int{256, 512, 768, 1024, 2048, 4096, 8192} {
-			for seed := range uint64(12) {
-				rng := rand.New(rand.NewPCG(seed, uint64(n)*31+uint64(typ)))
-				nb := n / QKK
-				w := randomKRow(rng, typ, nb)
-				QuantizeActivation(&a, Q8_K, randomActivation(rng, n))
-				got := DotRow(typ, w, &a)
+	forEachTier(t, func(t *testing.T) {
+		var a Activation
+		for _, typ := range kTypes {
+			for _, n := range []int{256, 512, 768, 1024, 2048, 4096, 8192} {
+				for seed := range uint64(12) {
+					rng := rand.New(rand.NewPCG(seed, uint64(n)*31+uint64(typ)))
+					nb := n / QKK
+					w := randomKRow(rng, typ, nb)
+					QuantizeActivation(&a, Q8_K, randomActivation(rng, n))
+					got := DotRow(typ, w, &a)
 
-				full := make([]float32, n)   // d·scale·q − dmin·min
-				scaled := make([]float32, n) // d·scale·q
-				DequantizeRow(typ, w, full)
-				DequantizeRow(typ, zeroMins(typ, w), scaled)
-				x := dequantQ8K(&a)
-				var want, mag float64
-				for i := range x {
-					want += float64(full[i]) * x[i]
-					mag += (math.Abs(float64(scaled[i])) + math.Abs(float64(scaled[i]-full[i]))) * math.Abs(x[i])
-				}
-				// float32 rounding of two products and one sum per super-block,
-				// plus the float32 dequantized values of the reference.
-				tol := float64(nb+4) * 0x1p-23 * mag
-				if diff := math.Abs(float64(got) - want); diff > tol || math.IsNaN(float64(got)) {
-					t.Errorf("%v n=%d seed=%d: dot = %v, want %v (diff %.3g > tol %.3g)", typ, n, seed, got, want, diff, tol)
+					full := make([]float32, n)   // d·scale·q − dmin·min
+					scaled := make([]float32, n) // d·scale·q
+					DequantizeRow(typ, w, full)
+					DequantizeRow(typ, zeroMins(typ, w), scaled)
+					x := dequantQ8K(&a)
+					var want, mag float64
+					for i := range x {
+						want += float64(full[i]) * x[i]
+						mag += (math.Abs(float64(scaled[i])) + math.Abs(float64(scaled[i]-full[i]))) * math.Abs(x[i])
+					}
+					// float32 rounding of two products and one sum per super-block,
+					// plus the float32 dequantized values of the reference.
+					tol := float64(nb+4) * 0x1p-23 * mag
+					if diff := math.Abs(float64(got) - want); diff > tol || math.IsNaN(float64(got)) {
+						t.Errorf("%v n=%d seed=%d: dot = %v, want %v (diff %.3g > tol %.3g)", typ, n, seed, got, want, diff, tol)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestKQuantDotIntegerExact checks the integer part of the dots, including the
@@ -281,53 +283,55 @@ func TestKQuantDotMatchesDequant(t *testing.T) {
 // scales of 1 every dequantized weight, every product and every partial sum is
 // an integer below 2^24, so the float32 dot must equal the float64 reference.
 func TestKQuantDotIntegerExact(t *testing.T) {
-	const n = 1024
-	var a Activation
-	for _, typ := range kTypes {
-		for seed := range uint64(8) {
-			rng := rand.New(rand.NewPCG(seed, 77))
-			w := randomKRow(rng, typ, n/QKK)
-			for i := 0; i < len(w); i += typ.BlockBytes() {
-				for _, off := range kFactorOffsets[typ] {
-					if off >= 0 {
-						putHalf(w, i+off, halfOne)
+	forEachTier(t, func(t *testing.T) {
+		const n = 1024
+		var a Activation
+		for _, typ := range kTypes {
+			for seed := range uint64(8) {
+				rng := rand.New(rand.NewPCG(seed, 77))
+				w := randomKRow(rng, typ, n/QKK)
+				for i := 0; i < len(w); i += typ.BlockBytes() {
+					for _, off := range kFactorOffsets[typ] {
+						if off >= 0 {
+							putHalf(w, i+off, halfOne)
+						}
 					}
 				}
-			}
-			a.Reset(Q8_K, n)
-			for i := range a.Qs {
-				a.Qs[i] = int8(rng.IntN(63) - 31) // small enough for exact sums
-			}
-			for j := range a.BSums {
-				var s int16
-				for _, v := range a.Qs[16*j : 16*j+16] {
-					s += int16(v)
+				a.Reset(Q8_K, n)
+				for i := range a.Qs {
+					a.Qs[i] = int8(rng.IntN(63) - 31) // small enough for exact sums
 				}
-				a.BSums[j] = s
-			}
-			for b := range a.D {
-				a.D[b] = 1
-			}
-			full, scaled := make([]float32, n), make([]float32, n)
-			DequantizeRow(typ, w, full)
-			DequantizeRow(typ, zeroMins(typ, w), scaled)
-			var want float64
-			for b := range n / QKK {
-				var block, mag float64
-				for i := b * QKK; i < (b+1)*QKK; i++ {
-					block += float64(full[i]) * float64(a.Qs[i])
-					mag += (math.Abs(float64(scaled[i])) + math.Abs(float64(scaled[i]-full[i]))) * math.Abs(float64(a.Qs[i]))
+				for j := range a.BSums {
+					var s int16
+					for _, v := range a.Qs[16*j : 16*j+16] {
+						s += int16(v)
+					}
+					a.BSums[j] = s
 				}
-				if mag >= 1<<24 {
-					t.Fatalf("%v seed %d: test data too large for exact float32 sums", typ, seed)
+				for b := range a.D {
+					a.D[b] = 1
 				}
-				want += block
-			}
-			if got := DotRow(typ, w, &a); float64(got) != want {
-				t.Errorf("%v seed %d: dot = %v, want exactly %v", typ, seed, got, want)
+				full, scaled := make([]float32, n), make([]float32, n)
+				DequantizeRow(typ, w, full)
+				DequantizeRow(typ, zeroMins(typ, w), scaled)
+				var want float64
+				for b := range n / QKK {
+					var block, mag float64
+					for i := b * QKK; i < (b+1)*QKK; i++ {
+						block += float64(full[i]) * float64(a.Qs[i])
+						mag += (math.Abs(float64(scaled[i])) + math.Abs(float64(scaled[i]-full[i]))) * math.Abs(float64(a.Qs[i]))
+					}
+					if mag >= 1<<24 {
+						t.Fatalf("%v seed %d: test data too large for exact float32 sums", typ, seed)
+					}
+					want += block
+				}
+				if got := DotRow(typ, w, &a); float64(got) != want {
+					t.Errorf("%v seed %d: dot = %v, want exactly %v", typ, seed, got, want)
+				}
 			}
 		}
-	}
+	})
 }
 
 // refOrderKDot recomputes a K-quant dot in the float32 operation order of the
@@ -421,148 +425,158 @@ func refOrderKDot(typ Type, w []byte, a *Activation) float32 {
 // the integer lane sums are large and every rounding of the float operations
 // shows.
 func TestKQuantDotReferenceOrder(t *testing.T) {
-	var a Activation
-	for _, typ := range kTypes {
-		for _, n := range []int{256, 768, 4096, 8192} {
-			for seed := range uint64(16) {
-				rng := rand.New(rand.NewPCG(seed, uint64(n)*7+uint64(typ)))
-				w := randomKRow(rng, typ, n/QKK)
-				x := randomActivation(rng, n)
-				if seed%2 == 1 {
-					full := make([]float32, n)
-					DequantizeRow(typ, w, full)
-					for i := range x {
-						x[i] = float32(math.Copysign(0.5+rng.Float64(), float64(full[i])))
+	forEachTier(t, func(t *testing.T) {
+		var a Activation
+		for _, typ := range kTypes {
+			for _, n := range []int{256, 768, 4096, 8192} {
+				for seed := range uint64(16) {
+					rng := rand.New(rand.NewPCG(seed, uint64(n)*7+uint64(typ)))
+					w := randomKRow(rng, typ, n/QKK)
+					x := randomActivation(rng, n)
+					if seed%2 == 1 {
+						full := make([]float32, n)
+						DequantizeRow(typ, w, full)
+						for i := range x {
+							x[i] = float32(math.Copysign(0.5+rng.Float64(), float64(full[i])))
+						}
 					}
-				}
-				QuantizeActivation(&a, Q8_K, x)
-				if got, want := DotRow(typ, w, &a), refOrderKDot(typ, w, &a); got != want {
-					t.Fatalf("%v n=%d seed=%d: dot = %v, reference-order dot = %v", typ, n, seed, got, want)
+					QuantizeActivation(&a, Q8_K, x)
+					if got, want := DotRow(typ, w, &a), refOrderKDot(typ, w, &a); got != want {
+						t.Fatalf("%v n=%d seed=%d: dot = %v, reference-order dot = %v", typ, n, seed, got, want)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestQuantizeQ8_K(t *testing.T) {
-	var a Activation
-	for seed := range uint64(20) {
-		rng := rand.New(rand.NewPCG(seed, 99))
-		n := QKK * (1 + rng.IntN(16))
-		x := randomActivation(rng, n)
-		if seed%4 == 1 {
-			fill(x, QKK, min(QKK, n-QKK), 0) // an all-zero block when n allows
+	forEachTier(t, func(t *testing.T) {
+		var a Activation
+		for seed := range uint64(20) {
+			rng := rand.New(rand.NewPCG(seed, 99))
+			n := QKK * (1 + rng.IntN(16))
+			x := randomActivation(rng, n)
+			if seed%4 == 1 {
+				fill(x, QKK, min(QKK, n-QKK), 0) // an all-zero block when n allows
+			}
+			QuantizeActivation(&a, Q8_K, x)
+			if a.Kind != Q8_K || a.N != n || len(a.Qs) != n || len(a.D) != n/QKK || len(a.BSums) != n/16 {
+				t.Fatalf("seed %d: activation shape kind=%v N=%d Qs=%d D=%d BSums=%d", seed, a.Kind, a.N, len(a.Qs), len(a.D), len(a.BSums))
+			}
+			for b := range n / QKK {
+				xb, qb, d := x[b*QKK:(b+1)*QKK], a.Qs[b*QKK:(b+1)*QKK], a.D[b]
+				var amax, max float32
+				for _, v := range xb {
+					if av := float32(math.Abs(float64(v))); av > amax {
+						amax, max = av, v
+					}
+				}
+				if amax == 0 {
+					if d != 0 {
+						t.Errorf("seed %d block %d: zero block has d = %v", seed, b, d)
+					}
+				} else {
+					if want := float32(1) / (-127 / max); d != want {
+						t.Errorf("seed %d block %d: d = %v, want %v", seed, b, d, want)
+					}
+				}
+				for i, v := range xb {
+					if qb[i] == -128 {
+						t.Errorf("seed %d: quant %d is -128", seed, b*QKK+i)
+					}
+					// Rounding error at most half a step, up to float32 rounding of
+					// the scale and of iscale·x.
+					err := math.Abs(float64(v) - float64(d)*float64(qb[i]))
+					if lim := math.Abs(float64(d))*(0.5+1e-5) + 1e-6*math.Abs(float64(v)); err > lim {
+						t.Errorf("seed %d value %d: x=%v d=%v q=%d error %v > %v", seed, b*QKK+i, v, d, qb[i], err, lim)
+					}
+					if v == max && amax != 0 && qb[i] != -127 {
+						t.Errorf("seed %d block %d: the largest value quantized to %d, want -127", seed, b, qb[i])
+					}
+				}
+			}
+			for j := range n / 16 {
+				var s int
+				for _, v := range a.Qs[16*j : 16*j+16] {
+					s += int(v)
+				}
+				if int(a.BSums[j]) != s {
+					t.Errorf("seed %d: bsums[%d] = %d, want %d", seed, j, a.BSums[j], s)
+				}
+			}
 		}
-		QuantizeActivation(&a, Q8_K, x)
-		if a.Kind != Q8_K || a.N != n || len(a.Qs) != n || len(a.D) != n/QKK || len(a.BSums) != n/16 {
-			t.Fatalf("seed %d: activation shape kind=%v N=%d Qs=%d D=%d BSums=%d", seed, a.Kind, a.N, len(a.Qs), len(a.D), len(a.BSums))
-		}
-		for b := range n / QKK {
-			xb, qb, d := x[b*QKK:(b+1)*QKK], a.Qs[b*QKK:(b+1)*QKK], a.D[b]
-			var amax, max float32
-			for _, v := range xb {
-				if av := float32(math.Abs(float64(v))); av > amax {
-					amax, max = av, v
-				}
-			}
-			if amax == 0 {
-				if d != 0 {
-					t.Errorf("seed %d block %d: zero block has d = %v", seed, b, d)
-				}
-			} else {
-				if want := float32(1) / (-127 / max); d != want {
-					t.Errorf("seed %d block %d: d = %v, want %v", seed, b, d, want)
-				}
-			}
-			for i, v := range xb {
-				if qb[i] == -128 {
-					t.Errorf("seed %d: quant %d is -128", seed, b*QKK+i)
-				}
-				// Rounding error at most half a step, up to float32 rounding of
-				// the scale and of iscale·x.
-				err := math.Abs(float64(v) - float64(d)*float64(qb[i]))
-				if lim := math.Abs(float64(d))*(0.5+1e-5) + 1e-6*math.Abs(float64(v)); err > lim {
-					t.Errorf("seed %d value %d: x=%v d=%v q=%d error %v > %v", seed, b*QKK+i, v, d, qb[i], err, lim)
-				}
-				if v == max && amax != 0 && qb[i] != -127 {
-					t.Errorf("seed %d block %d: the largest value quantized to %d, want -127", seed, b, qb[i])
-				}
-			}
-		}
-		for j := range n / 16 {
-			var s int
-			for _, v := range a.Qs[16*j : 16*j+16] {
-				s += int(v)
-			}
-			if int(a.BSums[j]) != s {
-				t.Errorf("seed %d: bsums[%d] = %d, want %d", seed, j, a.BSums[j], s)
-			}
-		}
-	}
+	})
 }
 
 func TestQuantizeQ8_KZero(t *testing.T) {
-	var a Activation
-	// Fill a with non-zero data first: a zero vector must overwrite all of it.
-	QuantizeActivation(&a, Q8_K, randomActivation(rand.New(rand.NewPCG(1, 2)), 512))
-	QuantizeActivation(&a, Q8_K, make([]float32, 512))
-	for i, d := range a.D {
-		if d != 0 {
-			t.Errorf("d[%d] = %v, want 0", i, d)
+	forEachTier(t, func(t *testing.T) {
+		var a Activation
+		// Fill a with non-zero data first: a zero vector must overwrite all of it.
+		QuantizeActivation(&a, Q8_K, randomActivation(rand.New(rand.NewPCG(1, 2)), 512))
+		QuantizeActivation(&a, Q8_K, make([]float32, 512))
+		for i, d := range a.D {
+			if d != 0 {
+				t.Errorf("d[%d] = %v, want 0", i, d)
+			}
 		}
-	}
-	for i, q := range a.Qs {
-		if q != 0 {
-			t.Fatalf("qs[%d] = %d, want 0", i, q)
+		for i, q := range a.Qs {
+			if q != 0 {
+				t.Fatalf("qs[%d] = %d, want 0", i, q)
+			}
 		}
-	}
-	for i, s := range a.BSums {
-		if s != 0 {
-			t.Fatalf("bsums[%d] = %d, want 0", i, s)
+		for i, s := range a.BSums {
+			if s != 0 {
+				t.Fatalf("bsums[%d] = %d, want 0", i, s)
+			}
 		}
-	}
+	})
 }
 
 func TestQuantizeQ8_KRounding(t *testing.T) {
-	// max = -127 gives iscale = 1, so the quants are x rounded, ties to even.
-	x := make([]float32, QKK)
-	x[0] = -127
-	x[1], x[2], x[3], x[4], x[5] = 2.5, 3.5, -2.5, 0.49999997, 126.5
-	want := []int8{-127, 2, 4, -2, 0, 126}
-	var a Activation
-	QuantizeActivation(&a, Q8_K, x)
-	if a.D[0] != 1 {
-		t.Errorf("d = %v, want 1", a.D[0])
-	}
-	for i, w := range want {
-		if a.Qs[i] != w {
-			t.Errorf("q[%d] = %d for x = %v, want %d", i, a.Qs[i], x[i], w)
+	forEachTier(t, func(t *testing.T) {
+		// max = -127 gives iscale = 1, so the quants are x rounded, ties to even.
+		x := make([]float32, QKK)
+		x[0] = -127
+		x[1], x[2], x[3], x[4], x[5] = 2.5, 3.5, -2.5, 0.49999997, 126.5
+		want := []int8{-127, 2, 4, -2, 0, 126}
+		var a Activation
+		QuantizeActivation(&a, Q8_K, x)
+		if a.D[0] != 1 {
+			t.Errorf("d = %v, want 1", a.D[0])
 		}
-	}
-	if s := int(a.BSums[0]); s != -127+2+4-2+0+126 {
-		t.Errorf("bsums[0] = %d", s)
-	}
+		for i, w := range want {
+			if a.Qs[i] != w {
+				t.Errorf("q[%d] = %d for x = %v, want %d", i, a.Qs[i], x[i], w)
+			}
+		}
+		if s := int(a.BSums[0]); s != -127+2+4-2+0+126 {
+			t.Errorf("bsums[0] = %d", s)
+		}
+	})
 }
 
 func TestKQuantAllocs(t *testing.T) {
-	const n = 4096
-	rng := rand.New(rand.NewPCG(3, 4))
-	x := randomActivation(rng, n)
-	var a Activation
-	QuantizeActivation(&a, Q8_K, x)
-	if allocs := testing.AllocsPerRun(20, func() { QuantizeActivation(&a, Q8_K, x) }); allocs != 0 {
-		t.Errorf("QuantizeActivation(Q8_K) allocates %v times", allocs)
-	}
-	dst := make([]float32, n)
-	for _, typ := range kTypes {
-		w := randomKRow(rng, typ, n/QKK)
-		if allocs := testing.AllocsPerRun(20, func() { DotRow(typ, w, &a) }); allocs != 0 {
-			t.Errorf("DotRow(%v) allocates %v times", typ, allocs)
+	forEachTier(t, func(t *testing.T) {
+		const n = 4096
+		rng := rand.New(rand.NewPCG(3, 4))
+		x := randomActivation(rng, n)
+		var a Activation
+		QuantizeActivation(&a, Q8_K, x)
+		if allocs := testing.AllocsPerRun(20, func() { QuantizeActivation(&a, Q8_K, x) }); allocs != 0 {
+			t.Errorf("QuantizeActivation(Q8_K) allocates %v times", allocs)
 		}
-		if allocs := testing.AllocsPerRun(20, func() { DequantizeRow(typ, w, dst) }); allocs != 0 {
-			t.Errorf("DequantizeRow(%v) allocates %v times", typ, allocs)
+		dst := make([]float32, n)
+		for _, typ := range kTypes {
+			w := randomKRow(rng, typ, n/QKK)
+			if allocs := testing.AllocsPerRun(20, func() { DotRow(typ, w, &a) }); allocs != 0 {
+				t.Errorf("DotRow(%v) allocates %v times", typ, allocs)
+			}
+			if allocs := testing.AllocsPerRun(20, func() { DequantizeRow(typ, w, dst) }); allocs != 0 {
+				t.Errorf("DequantizeRow(%v) allocates %v times", typ, allocs)
+			}
 		}
-	}
+	})
 }
 
 func BenchmarkKQuantDequant(b *testing.B) {

@@ -90,8 +90,8 @@ TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-36
 	VZEROUPPER
 	RET
 
-// func dotQ8_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
-TEXT ·dotQ8_0VNNI(SB), NOSPLIT, $0-36
+// func dotQ8_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ qs+8(FP), DI
 	MOVQ d+16(FP), DX
@@ -158,8 +158,8 @@ TEXT ·dotQ5_0AVX2(SB), NOSPLIT, $0-36
 	VZEROUPPER
 	RET
 
-// func dotQ5_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
-TEXT ·dotQ5_0VNNI(SB), NOSPLIT, $0-36
+// func dotQ5_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ5_0AVX512(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ qs+8(FP), DI
 	MOVQ d+16(FP), DX
@@ -292,8 +292,8 @@ TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
 	VZEROUPPER
 	RET
 
-// func dotQ4_0VNNI(w *byte, qs *int8, d *float32, nb int) float32
-TEXT ·dotQ4_0VNNI(SB), NOSPLIT, $0-36
+// func dotQ4_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
+TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
 	MOVQ qs+8(FP), DI
 	MOVQ d+16(FP), DX
@@ -764,11 +764,11 @@ q80rows4Loop:
 	VZEROUPPER
 	RET
 
-// func dotQ4_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+// func dotQ4_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 //
 // p holds the quants of the four activations at 0…24 and their scales at
 // 32…56; R8 = 4i indexes them for block i (quants (q)(R8*8), scales (d)(R8*1)).
-TEXT ·dotQ4_0Acts4VNNI(SB), NOSPLIT, $0-32
+TEXT ·dotQ4_0Acts4AVX512(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), SI
 	MOVQ p+8(FP), AX
 	MOVQ nb+16(FP), CX
@@ -820,7 +820,7 @@ q40acts4Loop:
 // weight quants of a block are prepared once (Y1 signed, Y2 magnitudes) and
 // their lanes with each activation accumulated in Y4…Y7 (acc of activation
 // 0…3), each exactly as in the one-activation kernel. The activations are
-// given as for dotQ4_0Acts4VNNI.
+// given as for dotQ4_0Acts4AVX512.
 
 // ACC += d·float32(lanes of the weights with the activation bytes at Q),
 // d = X0 (the weights' fp16 scale as float32) × the activation's scale at D.
@@ -848,12 +848,9 @@ q40acts4Loop:
 	ADDQ $4, R8; \
 	DECQ CX
 
-// Loads w, the activation pointers of p and nb for the …Acts4 kernels, and
+// Loads the activation pointers of p (at AX) for the …Acts4 kernels, and
 // zeroes the accumulators Y4…Y7 and the index R8.
-#define ACTS4_ARGS \
-	MOVQ   w+0(FP), SI; \
-	MOVQ   p+8(FP), AX; \
-	MOVQ   nb+16(FP), CX; \
+#define ACTS4_INIT \
 	MOVQ   0(AX), DI; \
 	MOVQ   8(AX), R9; \
 	MOVQ   16(AX), R10; \
@@ -883,9 +880,12 @@ q40acts4Loop:
 	HSUM8_Y15; \
 	VMOVSS  X0, 12(AX)
 
-// func dotQ8_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
-TEXT ·dotQ8_0Acts4VNNI(SB), NOSPLIT, $0-32
-	ACTS4_ARGS
+// func dotQ8_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ8_0Acts4AVX512(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), AX
+	MOVQ nb+16(FP), CX
+	ACTS4_INIT
 
 q80acts4Loop:
 	VMOVDQU 2(SI), Y1
@@ -898,9 +898,12 @@ q80acts4Loop:
 	VZEROUPPER
 	RET
 
-// func dotQ5_0Acts4VNNI(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
-TEXT ·dotQ5_0Acts4VNNI(SB), NOSPLIT, $0-32
-	ACTS4_ARGS
+// func dotQ5_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ5_0Acts4AVX512(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), AX
+	MOVQ nb+16(FP), CX
+	ACTS4_INIT
 	LEGACY_CONSTS
 	DWORDS(0x10101010, Y10, X10)
 
@@ -922,7 +925,7 @@ q50acts4Loop:
 	RET
 
 // Four rows with four activations (prefill), 512-bit tier: a tile of sixteen
-// dot products per call. The activations are given as for dotQ4_0Acts4VNNI
+// dot products per call. The activations are given as for dotQ4_0Acts4AVX512
 // (R13 = p; R8 = 4i indexes block i); the weight rows as for the decode
 // kernels (SI, BX = rowBytes, R10 = 3·rowBytes). out[4k+j] = row k · act j.
 

@@ -17,20 +17,15 @@
 // activation scales, R3 blocks left; F0 (Q4_0) or V0, V1 (the others) the
 // accumulators. Block A uses V1…V7 and V16…V19, block B V8…V15 and V20…V23.
 
-// DOT_PROLOGUE loads the arguments of a 32-value dot and clears the
-// accumulators.
+// DOT_PROLOGUE clears the accumulators of a 32-value dot.
 #define DOT_PROLOGUE \
-	MOVD w+0(FP), R0; \
-	MOVD qs+8(FP), R1; \
-	MOVD d+16(FP), R2; \
-	MOVD nb+24(FP), R3; \
 	ZERO(0); \
 	ZERO(1)
 
 // PAIR_DOT is the body of a dot: consts sets the constants of the blocks'
 // load (block A) and load2 (blocks A and B); sum and sum2 form the integer
 // products of block A and of blocks A and B, accum and accum2 add them to the
-// accumulators, and result returns the sum.
+// accumulators, and result sets F0 to the sum.
 #define PAIR_DOT(consts, load, load2, sum, sum2, accum, accum2, result) \
 	DOT_PROLOGUE; \
 	consts; \
@@ -156,18 +151,28 @@ done: \
 	VMOVI $15, V31.B16; \
 	VMOVI $8, V30.B16
 
-// Q4_0_RESULT returns F0.
-#define Q4_0_RESULT \
-	FMOVS F0, ret+32(FP); \
-	RET
+// Q4_0_RESULT leaves the sum in F0, where it is.
+#define Q4_0_RESULT NOP
 
 // func dotQ4_0NEON(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ4_0NEON(SB), NOSPLIT, $0-36
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD nb+24(FP), R3
 	PAIR_DOT(Q4_0_CONSTS, Q4_0_LOAD, Q4_0_LOAD2, Q4_0_SUM_NEON, Q4_0_SUM2_NEON, Q4_0_ACCUM, Q4_0_ACCUM2, Q4_0_RESULT)
+	FMOVS F0, ret+32(FP)
+	RET
 
 // func dotQ4_0SDOT(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ4_0SDOT(SB), NOSPLIT, $0-36
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD nb+24(FP), R3
 	PAIR_DOT(Q4_0_CONSTS, Q4_0_LOAD, Q4_0_LOAD2, Q4_0_SUM_SDOT, Q4_0_SUM2_SDOT, Q4_0_ACCUM, Q4_0_ACCUM2, Q4_0_RESULT)
+	FMOVS F0, ret+32(FP)
+	RET
 
 // ---------------------------------------------------------------------------
 // Q8_0 and Q5_0: eight lanes of four products per block, accumulated in V0
@@ -289,19 +294,28 @@ TEXT ·dotQ4_0SDOT(SB), NOSPLIT, $0-36
 #define LANES_A_NEON LANES_NEON(2, 3, 4, 5, 16)
 #define LANES_A_SDOT LANES_SDOT(2, 3, 4, 5, 16)
 
-// LANES_RESULT returns hsum8 of the accumulators.
-#define LANES_RESULT \
-	HSUM8(0, 1); \
-	FMOVS F0, ret+32(FP); \
-	RET
+// LANES_RESULT sets F0 to hsum8 of the accumulators.
+#define LANES_RESULT HSUM8(0, 1)
 
 // func dotQ8_0NEON(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ8_0NEON(SB), NOSPLIT, $0-36
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD nb+24(FP), R3
 	PAIR_DOT(NOP, Q8_0_LOAD, Q8_0_LOAD2, LANES_A_NEON, LANES2_NEON, LANES_ACCUM, LANES_ACCUM2, LANES_RESULT)
+	FMOVS F0, ret+32(FP)
+	RET
 
 // func dotQ8_0SDOT(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ8_0SDOT(SB), NOSPLIT, $0-36
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD nb+24(FP), R3
 	PAIR_DOT(NOP, Q8_0_LOAD, Q8_0_LOAD2, LANES_A_SDOT, LANES2_SDOT, LANES_ACCUM, LANES_ACCUM2, LANES_RESULT)
+	FMOVS F0, ret+32(FP)
+	RET
 
 // Q5_0_CONSTS sets the tables of Q5_0_QUANTS: V27 the bit of each byte lane
 // (1, 2, …, 128, twice), V28 and V29 the TBL indexes that spread bytes 0, 1
@@ -377,11 +391,23 @@ TEXT ·dotQ8_0SDOT(SB), NOSPLIT, $0-36
 
 // func dotQ5_0NEON(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ5_0NEON(SB), NOSPLIT, $0-36
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD nb+24(FP), R3
 	PAIR_DOT(Q5_0_CONSTS, Q5_0_LOAD, Q5_0_LOAD2, LANES_A_NEON, LANES2_NEON, LANES_ACCUM, LANES_ACCUM2, LANES_RESULT)
+	FMOVS F0, ret+32(FP)
+	RET
 
 // func dotQ5_0SDOT(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ5_0SDOT(SB), NOSPLIT, $0-36
+	MOVD w+0(FP), R0
+	MOVD qs+8(FP), R1
+	MOVD d+16(FP), R2
+	MOVD nb+24(FP), R3
 	PAIR_DOT(Q5_0_CONSTS, Q5_0_LOAD, Q5_0_LOAD2, LANES_A_SDOT, LANES2_SDOT, LANES_ACCUM, LANES_ACCUM2, LANES_RESULT)
+	FMOVS F0, ret+32(FP)
+	RET
 
 // ---------------------------------------------------------------------------
 // Q8_0 activation quantization (see quantizeQ8_0Generic).

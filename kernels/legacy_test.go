@@ -167,28 +167,30 @@ func activationCases(r *rand.Rand, n int) map[string][]float32 {
 }
 
 func TestLegacyDots(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	var a Activation
-	for _, typ := range legacyTypes {
-		for _, n := range []int{32, 64, 96, 256, 1024, 4096, 4096 + 32, 11008} {
-			for seed := range 3 {
-				w := randomLegacyRow(r, typ, n)
-				for name, x := range activationCases(r, n) {
-					QuantizeActivation(&a, typ.ActivationKind(), x)
-					got := DotRow(typ, w, &a)
-					want, abs := refLegacyDot(typ, w, &a)
-					tol := float64(n/QK+4) * 0x1p-23 * abs
-					if d := math.Abs(float64(got) - want); d > tol {
-						t.Fatalf("%v n=%d seed=%d %s: dot = %v, want %v (diff %g > tol %g)",
-							typ, n, seed, name, got, want, d, tol)
-					}
-					if exact := refOrderDot(typ, w, &a); got != exact {
-						t.Fatalf("%v n=%d %s: dot = %v, reference-order dot = %v", typ, n, name, got, exact)
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		var a Activation
+		for _, typ := range legacyTypes {
+			for _, n := range []int{32, 64, 96, 256, 1024, 4096, 4096 + 32, 11008} {
+				for seed := range 3 {
+					w := randomLegacyRow(r, typ, n)
+					for name, x := range activationCases(r, n) {
+						QuantizeActivation(&a, typ.ActivationKind(), x)
+						got := DotRow(typ, w, &a)
+						want, abs := refLegacyDot(typ, w, &a)
+						tol := float64(n/QK+4) * 0x1p-23 * abs
+						if d := math.Abs(float64(got) - want); d > tol {
+							t.Fatalf("%v n=%d seed=%d %s: dot = %v, want %v (diff %g > tol %g)",
+								typ, n, seed, name, got, want, d, tol)
+						}
+						if exact := refOrderDot(typ, w, &a); got != exact {
+							t.Fatalf("%v n=%d %s: dot = %v, reference-order dot = %v", typ, n, name, got, exact)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // refOrderDot recomputes a fused dot block by block from the dequantized integer
@@ -249,57 +251,61 @@ func refOrderDot(t Type, w []byte, a *Activation) float32 {
 // than the float32 products can hold exactly, where the order of the float32
 // operations of the reference becomes visible, and requires bit-exact agreement.
 func TestLegacyDotRoundingOrder(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	var a Activation
-	const n = 1024
-	for _, typ := range legacyTypes {
-		for range 20 {
-			w := randomLegacyRow(r, typ, n)
-			wf := make([]float32, n)
-			DequantizeRow(typ, w, wf)
-			x := make([]float32, n)
-			for i := range x {
-				v := wf[i]
-				if legacyHasMin(typ) {
-					v = 1 // unsigned quants: a positive activation correlates
-				} else if f16at(w, i/QK*typ.BlockBytes()) < 0 {
-					v = -v // negative scale
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(13, 14))
+		var a Activation
+		const n = 1024
+		for _, typ := range legacyTypes {
+			for range 20 {
+				w := randomLegacyRow(r, typ, n)
+				wf := make([]float32, n)
+				DequantizeRow(typ, w, wf)
+				x := make([]float32, n)
+				for i := range x {
+					v := wf[i]
+					if legacyHasMin(typ) {
+						v = 1 // unsigned quants: a positive activation correlates
+					} else if f16at(w, i/QK*typ.BlockBytes()) < 0 {
+						v = -v // negative scale
+					}
+					x[i] = float32(math.Copysign(0.5+0.5*r.Float64(), float64(v)))
 				}
-				x[i] = float32(math.Copysign(0.5+0.5*r.Float64(), float64(v)))
-			}
-			QuantizeActivation(&a, typ.ActivationKind(), x)
-			if got, want := DotRow(typ, w, &a), refOrderDot(typ, w, &a); got != want {
-				t.Fatalf("%v: dot = %v, reference-order dot = %v", typ, got, want)
+				QuantizeActivation(&a, typ.ActivationKind(), x)
+				if got, want := DotRow(typ, w, &a), refOrderDot(typ, w, &a); got != want {
+					t.Fatalf("%v: dot = %v, reference-order dot = %v", typ, got, want)
+				}
 			}
 		}
-	}
+	})
 }
 
 func TestLegacyDotKnownValue(t *testing.T) {
-	// One Q8_0 block times itself: the activation of the dequantized weights
-	// reproduces the weights' own quants when the block's absmax quant is 127.
-	qs := make([]byte, 32)
-	for j := range qs {
-		qs[j] = byte(int8(j*8 - 121)) // -121 … 127
-	}
-	w := legacyBlock([]float32{0.5}, nil, qs)
-	x := make([]float32, 32)
-	DequantizeRow(Q8_0, w, x)
-	var a Activation
-	QuantizeActivation(&a, Q8_0, x)
-	var want int32
-	for j := range qs {
-		if int8(qs[j]) != a.Qs[j] {
-			t.Fatalf("requantized q[%d] = %d, want %d", j, a.Qs[j], int8(qs[j]))
+	forEachTier(t, func(t *testing.T) {
+		// One Q8_0 block times itself: the activation of the dequantized weights
+		// reproduces the weights' own quants when the block's absmax quant is 127.
+		qs := make([]byte, 32)
+		for j := range qs {
+			qs[j] = byte(int8(j*8 - 121)) // -121 … 127
 		}
-		want += int32(int8(qs[j])) * int32(int8(qs[j]))
-	}
-	if a.D[0] != 0.5 {
-		t.Fatalf("activation d = %v, want 0.5", a.D[0])
-	}
-	if got := DotRow(Q8_0, w, &a); got != float32(want)*0.25 {
-		t.Fatalf("dot = %v, want %v", got, float32(want)*0.25)
-	}
+		w := legacyBlock([]float32{0.5}, nil, qs)
+		x := make([]float32, 32)
+		DequantizeRow(Q8_0, w, x)
+		var a Activation
+		QuantizeActivation(&a, Q8_0, x)
+		var want int32
+		for j := range qs {
+			if int8(qs[j]) != a.Qs[j] {
+				t.Fatalf("requantized q[%d] = %d, want %d", j, a.Qs[j], int8(qs[j]))
+			}
+			want += int32(int8(qs[j])) * int32(int8(qs[j]))
+		}
+		if a.D[0] != 0.5 {
+			t.Fatalf("activation d = %v, want 0.5", a.D[0])
+		}
+		if got := DotRow(Q8_0, w, &a); got != float32(want)*0.25 {
+			t.Fatalf("dot = %v, want %v", got, float32(want)*0.25)
+		}
+	})
 }
 
 func TestRoundToEven(t *testing.T) {
@@ -315,31 +321,33 @@ func TestRoundToEven(t *testing.T) {
 }
 
 func TestQuantizeActivationQ8(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	var a Activation
-	for _, kind := range []Type{Q8_0, Q8_1} {
-		for _, n := range []int{32, 64, 4096} {
-			for name, x := range activationCases(r, n) {
-				t.Run(fmt.Sprintf("%v/%d/%s", kind, n, name), func(t *testing.T) {
-					QuantizeActivation(&a, kind, x)
-					checkQ8Activation(t, kind, x, &a)
-				})
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 10))
+		var a Activation
+		for _, kind := range []Type{Q8_0, Q8_1} {
+			for _, n := range []int{32, 64, 4096} {
+				for name, x := range activationCases(r, n) {
+					t.Run(fmt.Sprintf("%v/%d/%s", kind, n, name), func(t *testing.T) {
+						QuantizeActivation(&a, kind, x)
+						checkQ8Activation(t, kind, x, &a)
+					})
+				}
+			}
+			// Zero vector.
+			x := make([]float32, 64)
+			QuantizeActivation(&a, kind, x)
+			for i, q := range a.Qs {
+				if q != 0 {
+					t.Fatalf("%v zero vector: q[%d] = %d", kind, i, q)
+				}
+			}
+			for b := range a.D {
+				if a.D[b] != 0 || (kind == Q8_1 && a.Sum[b] != 0) {
+					t.Fatalf("%v zero vector: block %d d = %v", kind, b, a.D[b])
+				}
 			}
 		}
-		// Zero vector.
-		x := make([]float32, 64)
-		QuantizeActivation(&a, kind, x)
-		for i, q := range a.Qs {
-			if q != 0 {
-				t.Fatalf("%v zero vector: q[%d] = %d", kind, i, q)
-			}
-		}
-		for b := range a.D {
-			if a.D[b] != 0 || (kind == Q8_1 && a.Sum[b] != 0) {
-				t.Fatalf("%v zero vector: block %d d = %v", kind, b, a.D[b])
-			}
-		}
-	}
+	})
 }
 
 // checkQ8Activation checks a against the reference quantization of x: d is the
@@ -387,20 +395,22 @@ func checkQ8Activation(t *testing.T, kind Type, x []float32, a *Activation) {
 }
 
 func TestLegacyNoAlloc(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	x := randNormal32(r, 4096, 1)
-	dst := make([]float32, len(x))
-	var a Activation
-	for _, typ := range legacyTypes {
-		w := randomLegacyRow(r, typ, len(x))
-		kind := typ.ActivationKind()
-		QuantizeActivation(&a, kind, x)
-		if n := testing.AllocsPerRun(20, func() {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		x := randNormal32(r, 4096, 1)
+		dst := make([]float32, len(x))
+		var a Activation
+		for _, typ := range legacyTypes {
+			w := randomLegacyRow(r, typ, len(x))
+			kind := typ.ActivationKind()
 			QuantizeActivation(&a, kind, x)
-			DotRow(typ, w, &a)
-			DequantizeRow(typ, w, dst)
-		}); n != 0 {
-			t.Errorf("%v: allocs = %v", typ, n)
+			if n := testing.AllocsPerRun(20, func() {
+				QuantizeActivation(&a, kind, x)
+				DotRow(typ, w, &a)
+				DequantizeRow(typ, w, dst)
+			}); n != 0 {
+				t.Errorf("%v: allocs = %v", typ, n)
+			}
 		}
-	}
+	})
 }

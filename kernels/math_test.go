@@ -12,142 +12,150 @@ func closeRel(got float32, want, rel, floor float64) bool {
 }
 
 func TestRMSNorm(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 22))
-	for _, n := range []int{1, 7, 64, 4096} {
-		x := randNormal32(r, n, 3)
-		w := randNormal32(r, n, 1)
-		const eps = 1e-5
-		var ss float64
-		for _, v := range x {
-			ss += float64(v) * float64(v)
-		}
-		scale := 1 / math.Sqrt(ss/float64(n)+eps)
-		out := make([]float32, n)
-		RMSNorm(out, x, w, eps)
-		for i := range out {
-			want := float64(x[i]) * scale * float64(w[i])
-			if !closeRel(out[i], want, 1e-6, 0) {
-				t.Fatalf("n=%d: out[%d] = %v, want %v", n, i, out[i], want)
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(21, 22))
+		for _, n := range []int{1, 7, 64, 4096} {
+			x := randNormal32(r, n, 3)
+			w := randNormal32(r, n, 1)
+			const eps = 1e-5
+			var ss float64
+			for _, v := range x {
+				ss += float64(v) * float64(v)
+			}
+			scale := 1 / math.Sqrt(ss/float64(n)+eps)
+			out := make([]float32, n)
+			RMSNorm(out, x, w, eps)
+			for i := range out {
+				want := float64(x[i]) * scale * float64(w[i])
+				if !closeRel(out[i], want, 1e-6, 0) {
+					t.Fatalf("n=%d: out[%d] = %v, want %v", n, i, out[i], want)
+				}
+			}
+			// In place gives the same result.
+			RMSNorm(x, x, w, eps)
+			for i := range x {
+				if x[i] != out[i] {
+					t.Fatalf("n=%d: in-place result differs at %d", n, i)
+				}
 			}
 		}
-		// In place gives the same result.
-		RMSNorm(x, x, w, eps)
-		for i := range x {
-			if x[i] != out[i] {
-				t.Fatalf("n=%d: in-place result differs at %d", n, i)
+		// A zero vector stays zero thanks to eps.
+		z := make([]float32, 8)
+		RMSNorm(z, z, []float32{1, 1, 1, 1, 1, 1, 1, 1}, 1e-6)
+		for _, v := range z {
+			if v != 0 {
+				t.Fatalf("zero vector: %v", z)
 			}
 		}
-	}
-	// A zero vector stays zero thanks to eps.
-	z := make([]float32, 8)
-	RMSNorm(z, z, []float32{1, 1, 1, 1, 1, 1, 1, 1}, 1e-6)
-	for _, v := range z {
-		if v != 0 {
-			t.Fatalf("zero vector: %v", z)
+		// Hand case: x = (3, 4) has mean square 12.5.
+		out := make([]float32, 2)
+		RMSNorm(out, []float32{3, 4}, []float32{1, 2}, 0)
+		if want0, want1 := 3/math.Sqrt(12.5), 8/math.Sqrt(12.5); !closeRel(out[0], want0, 1e-7, 0) || !closeRel(out[1], want1, 1e-7, 0) {
+			t.Fatalf("RMSNorm(3,4) = %v, want %v %v", out, want0, want1)
 		}
-	}
-	// Hand case: x = (3, 4) has mean square 12.5.
-	out := make([]float32, 2)
-	RMSNorm(out, []float32{3, 4}, []float32{1, 2}, 0)
-	if want0, want1 := 3/math.Sqrt(12.5), 8/math.Sqrt(12.5); !closeRel(out[0], want0, 1e-7, 0) || !closeRel(out[1], want1, 1e-7, 0) {
-		t.Fatalf("RMSNorm(3,4) = %v, want %v %v", out, want0, want1)
-	}
+	})
 }
 
 // TestTwinRMSNorm compares RMSNorm, whose vector kernels do the multiples
 // of eight (or four), with its portable twin bit for bit, for lengths around
 // the vector widths and model sizes, at offsets, in place too.
 func TestTwinRMSNorm(t *testing.T) {
-	r := rand.New(rand.NewPCG(25, 26))
-	for _, n := range []int{1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 64, 100, 960, 2048, 2051} {
-		for off := range 3 {
-			x := atOffset(randNormal32(r, n, []float64{1, 1e-3, 300}[off]), off)
-			w := atOffset(randNormal32(r, n, 1), (off+1)%4)
-			want := make([]float32, n)
-			rmsNormGeneric(want, x, w, 1e-5)
-			got := guarded(make([]float32, n), off, guardD)
-			RMSNorm(got, x, w, 1e-5)
-			for i := range want {
-				if !sameBits(got[i], want[i]) {
-					t.Fatalf("n=%d offset=%d: out[%d] = %v, twin %v", n, off, i, got[i], want[i])
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(25, 26))
+		for _, n := range []int{1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 64, 100, 960, 2048, 2051} {
+			for off := range 3 {
+				x := atOffset(randNormal32(r, n, []float64{1, 1e-3, 300}[off]), off)
+				w := atOffset(randNormal32(r, n, 1), (off+1)%4)
+				want := make([]float32, n)
+				rmsNormGeneric(want, x, w, 1e-5)
+				got := guarded(make([]float32, n), off, guardD)
+				RMSNorm(got, x, w, 1e-5)
+				for i := range want {
+					if !sameBits(got[i], want[i]) {
+						t.Fatalf("n=%d offset=%d: out[%d] = %v, twin %v", n, off, i, got[i], want[i])
+					}
 				}
-			}
-			if err := checkGuard(got, guardD, "out"); err != nil {
-				t.Fatalf("n=%d offset=%d: %v", n, off, err)
-			}
-			RMSNorm(x, x, w, 1e-5)
-			for i := range want {
-				if !sameBits(x[i], want[i]) {
-					t.Fatalf("n=%d offset=%d: in place, x[%d] = %v, twin %v", n, off, i, x[i], want[i])
+				if err := checkGuard(got, guardD, "out"); err != nil {
+					t.Fatalf("n=%d offset=%d: %v", n, off, err)
+				}
+				RMSNorm(x, x, w, 1e-5)
+				for i := range want {
+					if !sameBits(x[i], want[i]) {
+						t.Fatalf("n=%d offset=%d: in place, x[%d] = %v, twin %v", n, off, i, x[i], want[i])
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestSoftmax(t *testing.T) {
-	r := rand.New(rand.NewPCG(23, 24))
-	for _, n := range []int{1, 2, 10, 1000} {
-		for _, scale := range []float64{1, 30, 1000} {
-			x := randNormal32(r, n, scale)
-			mx := math.Inf(-1)
-			for _, v := range x {
-				mx = math.Max(mx, float64(v))
-			}
-			want := make([]float64, n)
-			var sum float64
-			for i, v := range x {
-				want[i] = math.Exp(float64(v) - mx)
-				sum += want[i]
-			}
-			orig := append([]float32(nil), x...)
-			Softmax(x)
-			var total float64
-			for i := range x {
-				// float32(x - max) is rounded: a relative error of the
-				// exponent's argument, |x - max|·2^-24, on top of float32 noise.
-				rel := 1e-6 + math.Abs(float64(orig[i])-mx)*0x1p-23
-				if !closeRel(x[i], want[i]/sum, rel, 1e-30) {
-					t.Fatalf("n=%d scale=%v: p[%d] = %v, want %v", n, scale, i, x[i], want[i]/sum)
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(23, 24))
+		for _, n := range []int{1, 2, 10, 1000} {
+			for _, scale := range []float64{1, 30, 1000} {
+				x := randNormal32(r, n, scale)
+				mx := math.Inf(-1)
+				for _, v := range x {
+					mx = math.Max(mx, float64(v))
 				}
-				total += float64(x[i])
-			}
-			if math.Abs(total-1) > 1e-5 {
-				t.Fatalf("n=%d scale=%v: probabilities sum to %v", n, scale, total)
+				want := make([]float64, n)
+				var sum float64
+				for i, v := range x {
+					want[i] = math.Exp(float64(v) - mx)
+					sum += want[i]
+				}
+				orig := append([]float32(nil), x...)
+				Softmax(x)
+				var total float64
+				for i := range x {
+					// float32(x - max) is rounded: a relative error of the
+					// exponent's argument, |x - max|·2^-24, on top of float32 noise.
+					rel := 1e-6 + math.Abs(float64(orig[i])-mx)*0x1p-23
+					if !closeRel(x[i], want[i]/sum, rel, 1e-30) {
+						t.Fatalf("n=%d scale=%v: p[%d] = %v, want %v", n, scale, i, x[i], want[i]/sum)
+					}
+					total += float64(x[i])
+				}
+				if math.Abs(total-1) > 1e-5 {
+					t.Fatalf("n=%d scale=%v: probabilities sum to %v", n, scale, total)
+				}
 			}
 		}
-	}
-	// Masked entries (-Inf) get probability 0; equal logits are uniform.
-	x := []float32{float32(math.Inf(-1)), 2, 2, float32(math.Inf(-1))}
-	Softmax(x)
-	if x[0] != 0 || x[3] != 0 || x[1] != 0.5 || x[2] != 0.5 {
-		t.Fatalf("masked softmax = %v", x)
-	}
-	Softmax(nil)
+		// Masked entries (-Inf) get probability 0; equal logits are uniform.
+		x := []float32{float32(math.Inf(-1)), 2, 2, float32(math.Inf(-1))}
+		Softmax(x)
+		if x[0] != 0 || x[3] != 0 || x[1] != 0.5 || x[2] != 0.5 {
+			t.Fatalf("masked softmax = %v", x)
+		}
+		Softmax(nil)
+	})
 }
 
 func TestSiLUSwiGLU(t *testing.T) {
-	for _, v := range []float32{-100, -20, -3, -1, -1e-3, 0, 1e-3, 0.5, 1, 3, 20, 100} {
-		want := float64(v) / (1 + math.Exp(-float64(v)))
-		if got := SiLU(v); !closeRel(got, want, 3e-7, 1e-30) {
-			t.Errorf("SiLU(%v) = %v, want %v", v, got, want)
+	forEachTier(t, func(t *testing.T) {
+		for _, v := range []float32{-100, -20, -3, -1, -1e-3, 0, 1e-3, 0.5, 1, 3, 20, 100} {
+			want := float64(v) / (1 + math.Exp(-float64(v)))
+			if got := SiLU(v); !closeRel(got, want, 3e-7, 1e-30) {
+				t.Errorf("SiLU(%v) = %v, want %v", v, got, want)
+			}
 		}
-	}
-	if SiLU(0) != 0 || SiLU(100) != 100 {
-		t.Error("SiLU(0) or SiLU(100) not exact")
-	}
-	if v := SiLU(-1000); v != 0 || math.IsNaN(float64(v)) {
-		t.Errorf("SiLU(-1000) = %v, want 0", v)
-	}
-	r := rand.New(rand.NewPCG(25, 26))
-	gate, up := randNormal32(r, 100, 2), randNormal32(r, 100, 1)
-	orig := append([]float32(nil), gate...)
-	SwiGLU(gate, up)
-	for i := range gate {
-		if want := SiLU(orig[i]) * up[i]; gate[i] != want {
-			t.Fatalf("SwiGLU[%d] = %v, want %v", i, gate[i], want)
+		if SiLU(0) != 0 || SiLU(100) != 100 {
+			t.Error("SiLU(0) or SiLU(100) not exact")
 		}
-	}
+		if v := SiLU(-1000); v != 0 || math.IsNaN(float64(v)) {
+			t.Errorf("SiLU(-1000) = %v, want 0", v)
+		}
+		r := rand.New(rand.NewPCG(25, 26))
+		gate, up := randNormal32(r, 100, 2), randNormal32(r, 100, 1)
+		orig := append([]float32(nil), gate...)
+		SwiGLU(gate, up)
+		for i := range gate {
+			if want := SiLU(orig[i]) * up[i]; gate[i] != want {
+				t.Fatalf("SwiGLU[%d] = %v, want %v", i, gate[i], want)
+			}
+		}
+	})
 }
 
 func TestRopeTable(t *testing.T) {
@@ -306,85 +314,89 @@ func TestRopeRotatesUnitVector(t *testing.T) {
 }
 
 func TestFloatVectorHelpers(t *testing.T) {
-	r := rand.New(rand.NewPCG(33, 34))
-	for _, n := range []int{0, 1, 7, 8, 9, 128, 1001} {
-		a, b := randNormal32(r, n, 1), randNormal32(r, n, 1)
-		bh := make([]uint16, n)
-		FP32ToFP16Slice(bh, b)
-		var want, wantH, abs, absH float64
-		for i := range n {
-			want += float64(a[i]) * float64(b[i])
-			abs += math.Abs(float64(a[i]) * float64(b[i]))
-			p := float64(a[i]) * float64(FP16ToFP32(bh[i]))
-			wantH += p
-			absH += math.Abs(p)
-		}
-		if got := DotF32(a, b); math.Abs(float64(got)-want) > dotRoundingTol(n, abs) {
-			t.Fatalf("DotF32 n=%d = %v, want %v", n, got, want)
-		}
-		if got := DotF32F16(a, bh); math.Abs(float64(got)-wantH) > dotRoundingTol(n, absH) {
-			t.Fatalf("DotF32F16 n=%d = %v, want %v", n, got, wantH)
-		}
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(33, 34))
+		for _, n := range []int{0, 1, 7, 8, 9, 128, 1001} {
+			a, b := randNormal32(r, n, 1), randNormal32(r, n, 1)
+			bh := make([]uint16, n)
+			FP32ToFP16Slice(bh, b)
+			var want, wantH, abs, absH float64
+			for i := range n {
+				want += float64(a[i]) * float64(b[i])
+				abs += math.Abs(float64(a[i]) * float64(b[i]))
+				p := float64(a[i]) * float64(FP16ToFP32(bh[i]))
+				wantH += p
+				absH += math.Abs(p)
+			}
+			if got := DotF32(a, b); math.Abs(float64(got)-want) > dotRoundingTol(n, abs) {
+				t.Fatalf("DotF32 n=%d = %v, want %v", n, got, want)
+			}
+			if got := DotF32F16(a, bh); math.Abs(float64(got)-wantH) > dotRoundingTol(n, absH) {
+				t.Fatalf("DotF32F16 n=%d = %v, want %v", n, got, wantH)
+			}
 
-		y := append([]float32(nil), a...)
-		AxpyF32(y, 0.5, b)
-		for i := range y {
-			if y[i] != a[i]+0.5*b[i] {
-				t.Fatalf("AxpyF32[%d] = %v", i, y[i])
+			y := append([]float32(nil), a...)
+			AxpyF32(y, 0.5, b)
+			for i := range y {
+				if y[i] != a[i]+0.5*b[i] {
+					t.Fatalf("AxpyF32[%d] = %v", i, y[i])
+				}
+			}
+			y = append(y[:0], a...)
+			AxpyF32F16(y, -2, bh)
+			for i := range y {
+				if y[i] != a[i]-2*FP16ToFP32(bh[i]) {
+					t.Fatalf("AxpyF32F16[%d] = %v", i, y[i])
+				}
+			}
+			y = append(y[:0], a...)
+			ScaleF32(y, 3)
+			for i := range y {
+				if y[i] != a[i]*3 {
+					t.Fatalf("ScaleF32[%d] = %v", i, y[i])
+				}
+			}
+			y = append(y[:0], a...)
+			AddF32(y, b)
+			for i := range y {
+				if y[i] != a[i]+b[i] {
+					t.Fatalf("AddF32[%d] = %v", i, y[i])
+				}
 			}
 		}
-		y = append(y[:0], a...)
-		AxpyF32F16(y, -2, bh)
-		for i := range y {
-			if y[i] != a[i]-2*FP16ToFP32(bh[i]) {
-				t.Fatalf("AxpyF32F16[%d] = %v", i, y[i])
-			}
+		if got := DotF32([]float32{1, 2, 3}, []float32{4, 5, 6, 7}); got != 32 {
+			t.Fatalf("DotF32 hand case = %v, want 32", got)
 		}
-		y = append(y[:0], a...)
-		ScaleF32(y, 3)
-		for i := range y {
-			if y[i] != a[i]*3 {
-				t.Fatalf("ScaleF32[%d] = %v", i, y[i])
-			}
-		}
-		y = append(y[:0], a...)
-		AddF32(y, b)
-		for i := range y {
-			if y[i] != a[i]+b[i] {
-				t.Fatalf("AddF32[%d] = %v", i, y[i])
-			}
-		}
-	}
-	if got := DotF32([]float32{1, 2, 3}, []float32{4, 5, 6, 7}); got != 32 {
-		t.Fatalf("DotF32 hand case = %v, want 32", got)
-	}
+	})
 }
 
 func TestMathNoAlloc(t *testing.T) {
-	r := rand.New(rand.NewPCG(35, 36))
-	const nHeads, headDim = 8, 128
-	x := randNormal32(r, nHeads*headDim, 1)
-	w := randNormal32(r, len(x), 1)
-	out := make([]float32, len(x))
-	h := make([]uint16, len(x))
-	cos, sin := make([]float32, headDim/2), make([]float32, headDim/2)
-	if n := testing.AllocsPerRun(20, func() {
-		RMSNorm(out, x, w, 1e-5)
-		Softmax(out)
-		SwiGLU(out, w)
-		RopeTable(cos, sin, 42, headDim, 10000, 1, nil)
-		RopeNorm(out, nHeads, headDim, cos, sin)
-		RopeNeox(out, nHeads, headDim, cos, sin)
-		FP32ToFP16Slice(h, x)
-		DotF32(x, w)
-		DotF32F16(x, h)
-		AxpyF32F16(out, 0.5, h)
-		AxpyF32(out, 0.5, x)
-		ScaleF32(out, 0.5)
-		AddF32(out, x)
-	}); n != 0 {
-		t.Fatalf("allocs = %v", n)
-	}
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(35, 36))
+		const nHeads, headDim = 8, 128
+		x := randNormal32(r, nHeads*headDim, 1)
+		w := randNormal32(r, len(x), 1)
+		out := make([]float32, len(x))
+		h := make([]uint16, len(x))
+		cos, sin := make([]float32, headDim/2), make([]float32, headDim/2)
+		if n := testing.AllocsPerRun(20, func() {
+			RMSNorm(out, x, w, 1e-5)
+			Softmax(out)
+			SwiGLU(out, w)
+			RopeTable(cos, sin, 42, headDim, 10000, 1, nil)
+			RopeNorm(out, nHeads, headDim, cos, sin)
+			RopeNeox(out, nHeads, headDim, cos, sin)
+			FP32ToFP16Slice(h, x)
+			DotF32(x, w)
+			DotF32F16(x, h)
+			AxpyF32F16(out, 0.5, h)
+			AxpyF32(out, 0.5, x)
+			ScaleF32(out, 0.5)
+			AddF32(out, x)
+		}); n != 0 {
+			t.Fatalf("allocs = %v", n)
+		}
+	})
 }
 
 func BenchmarkSwiGLU(b *testing.B) {

@@ -41,52 +41,56 @@ func randomActivations(r *rand.Rand, kind Type, b, n int) []Activation {
 // and thread counts that split the rows unevenly; with 512 columns the F32
 // rows are 2 KiB, so the rows also span several tiles.
 func TestMatMulMatchesDotRow(t *testing.T) {
-	const rows, n = 77, 512
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, threads := range []int{1, 2, 3} {
-		p := NewPool(threads)
-		defer p.Close()
-		for _, typ := range weightTypes {
-			w, rowBytes := randomMatrix(r, typ, rows, n)
-			for _, b := range []int{1, 3, 4, 5, 9} {
-				acts := randomActivations(r, typ.ActivationKind(), b, n)
-				out := make([]float32, b*rows)
-				for i := range out {
-					out[i] = float32(math.NaN())
-				}
-				var job MatMulJob
-				p.MatMul(&job, typ, w, rowBytes, acts, out)
-				for i := range b {
-					for row := range rows {
-						want := DotRow(typ, w[row*rowBytes:(row+1)*rowBytes], &acts[i])
-						if got := out[i*rows+row]; math.Float32bits(got) != math.Float32bits(want) {
-							t.Fatalf("%v, %d threads, batch %d: out[%d][%d] = %v, DotRow %v", typ, threads, b, i, row, got, want)
+	forEachTier(t, func(t *testing.T) {
+		const rows, n = 77, 512
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, threads := range []int{1, 2, 3} {
+			p := NewPool(threads)
+			defer p.Close()
+			for _, typ := range weightTypes {
+				w, rowBytes := randomMatrix(r, typ, rows, n)
+				for _, b := range []int{1, 3, 4, 5, 9} {
+					acts := randomActivations(r, typ.ActivationKind(), b, n)
+					out := make([]float32, b*rows)
+					for i := range out {
+						out[i] = float32(math.NaN())
+					}
+					var job MatMulJob
+					p.MatMul(&job, typ, w, rowBytes, acts, out)
+					for i := range b {
+						for row := range rows {
+							want := DotRow(typ, w[row*rowBytes:(row+1)*rowBytes], &acts[i])
+							if got := out[i*rows+row]; math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("%v, %d threads, batch %d: out[%d][%d] = %v, DotRow %v", typ, threads, b, i, row, got, want)
+							}
 						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestMatMulNoAlloc checks that a product with a reused job allocates
 // nothing, for every weight type and for one activation as for a batch
 // (whichever kernels serve them).
 func TestMatMulNoAlloc(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	p := NewPool(2)
-	defer p.Close()
-	for _, typ := range weightTypes {
-		w, rowBytes := randomMatrix(r, typ, 64, 512)
-		for _, b := range []int{1, 8} { // 1: the matrix-vector kernels
-			acts := randomActivations(r, typ.ActivationKind(), b, 512)
-			out := make([]float32, b*64)
-			var job MatMulJob
-			if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, typ, w, rowBytes, acts, out) }); a != 0 {
-				t.Errorf("%v, batch %d: %v allocations per MatMul", typ, b, a)
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		p := NewPool(2)
+		defer p.Close()
+		for _, typ := range weightTypes {
+			w, rowBytes := randomMatrix(r, typ, 64, 512)
+			for _, b := range []int{1, 8} { // 1: the matrix-vector kernels
+				acts := randomActivations(r, typ.ActivationKind(), b, 512)
+				out := make([]float32, b*64)
+				var job MatMulJob
+				if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, typ, w, rowBytes, acts, out) }); a != 0 {
+					t.Errorf("%v, batch %d: %v allocations per MatMul", typ, b, a)
+				}
 			}
 		}
-	}
+	})
 }
 
 // BenchmarkMatMul compares one batch product with the same work done as

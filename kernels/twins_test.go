@@ -10,11 +10,11 @@ import (
 
 // Every kernel with an accelerated implementation is checked here against its
 // portable twin (the …Generic function) bit for bit, on random and extreme data,
-// many lengths and slice offsets. On builds without assembly (the purego tag,
-// architectures without kernels) the unsuffixed kernels are the twins and the
-// comparisons are trivial. On amd64 the kernels pick an instruction set from the
-// CPU features; narrower ones can be exercised with GODEBUG, e.g.
-// GODEBUG=cpu.avx512vnni=off (AVX2 kernels) or GODEBUG=cpu.avx2=off (twins).
+// many lengths and slice offsets, at every tier this CPU can run (forEachTier:
+// e.g. AVX-512, AVX2 and generic on amd64). At the generic tier, and on builds
+// without assembly (the purego tag, architectures without kernels), the
+// unsuffixed kernels are the twins and the comparisons are trivial, but the
+// paths around them (MatVec, dotRowActs) are exercised.
 
 // twinScaleStyles are the ways the half-precision scale fields of a weight row
 // are filled: sane random magnitudes, zeros, the largest half, subnormal halves,
@@ -230,76 +230,80 @@ var weightDotTwins = []weightDotTwin{
 
 // TestTwinWeightDots compares every accelerated weight dot with its twin.
 func TestTwinWeightDots(t *testing.T) {
-	for _, tw := range weightDotTwins {
-		t.Run(tw.typ.String(), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(tw.typ), 11))
-			var ns []int
-			switch bs := tw.typ.BlockSize(); bs {
-			case 1:
-				ns = twinLengths(1, 65, 127, 129, 191, 255, 256, 257, 300, 4096, 5632, 11008)
-			default:
-				ns = twinLengths(bs, 4096, 5632, 11008)
-			}
-			styles := twinScaleStyles
-			if tw.typ == F16 || tw.typ == F32 {
-				styles = []string{"values"}
-			}
-			bad := 0
-			for i, n := range ns {
-				for _, style := range styles {
-					w := twinWeights(r, tw.typ, n, style)
-					a := twinActivation(r, tw.typ, n, twinActivationStyles[(i+len(style))%len(twinActivationStyles)])
-					want := tw.generic(w, a)
-					for _, off := range twinOffsets(i) {
-						got := tw.fast(atOffset(w, off), shifted(a, (off*5+3)%32))
-						if !sameBits(got, want) && bad < 10 {
-							bad++
-							t.Errorf("n=%d scales=%s offset=%d: got %v (%#08x), twin %v (%#08x)",
-								n, style, off, got, math.Float32bits(got), want, math.Float32bits(want))
+	forEachTier(t, func(t *testing.T) {
+		for _, tw := range weightDotTwins {
+			t.Run(tw.typ.String(), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(tw.typ), 11))
+				var ns []int
+				switch bs := tw.typ.BlockSize(); bs {
+				case 1:
+					ns = twinLengths(1, 65, 127, 129, 191, 255, 256, 257, 300, 4096, 5632, 11008)
+				default:
+					ns = twinLengths(bs, 4096, 5632, 11008)
+				}
+				styles := twinScaleStyles
+				if tw.typ == F16 || tw.typ == F32 {
+					styles = []string{"values"}
+				}
+				bad := 0
+				for i, n := range ns {
+					for _, style := range styles {
+						w := twinWeights(r, tw.typ, n, style)
+						a := twinActivation(r, tw.typ, n, twinActivationStyles[(i+len(style))%len(twinActivationStyles)])
+						want := tw.generic(w, a)
+						for _, off := range twinOffsets(i) {
+							got := tw.fast(atOffset(w, off), shifted(a, (off*5+3)%32))
+							if !sameBits(got, want) && bad < 10 {
+								bad++
+								t.Errorf("n=%d scales=%s offset=%d: got %v (%#08x), twin %v (%#08x)",
+									n, style, off, got, math.Float32bits(got), want, math.Float32bits(want))
+							}
 						}
 					}
 				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // TestTwinQuantizers compares the accelerated activation quantizers with their
 // twins field by field, and checks that they write nothing past the row.
 func TestTwinQuantizers(t *testing.T) {
-	for _, tc := range []struct {
-		kind          Type
-		fast, generic func([]float32, *Activation)
-	}{
-		{Q8_0, quantizeQ8_0, quantizeQ8_0Generic},
-		{Q8_K, quantizeQ8_K, quantizeQ8_KGeneric},
-	} {
-		t.Run(tc.kind.String(), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(uint64(tc.kind), 12))
-			unit := QK
-			if tc.kind == Q8_K {
-				unit = QKK
-			}
-			for i, n := range twinLengths(unit, 4096, 5632, 11008) {
-				for _, name := range twinInputNames {
-					x := twinInput(r, name, n)
-					var want Activation
-					want.Reset(tc.kind, n)
-					tc.generic(x, &want)
-					for _, off := range twinOffsets(i)[:4] {
-						got := guardedActivation(tc.kind, n, off)
-						tc.fast(atOffset(x, off%8), got)
-						if err := sameActivation(got, &want); err != nil {
-							t.Fatalf("n=%d input=%s offset=%d: %v", n, name, off, err)
-						}
-						if err := checkGuards(got); err != nil {
-							t.Fatalf("n=%d input=%s offset=%d: %v", n, name, off, err)
+	forEachTier(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			kind          Type
+			fast, generic func([]float32, *Activation)
+		}{
+			{Q8_0, quantizeQ8_0, quantizeQ8_0Generic},
+			{Q8_K, quantizeQ8_K, quantizeQ8_KGeneric},
+		} {
+			t.Run(tc.kind.String(), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(tc.kind), 12))
+				unit := QK
+				if tc.kind == Q8_K {
+					unit = QKK
+				}
+				for i, n := range twinLengths(unit, 4096, 5632, 11008) {
+					for _, name := range twinInputNames {
+						x := twinInput(r, name, n)
+						var want Activation
+						want.Reset(tc.kind, n)
+						tc.generic(x, &want)
+						for _, off := range twinOffsets(i)[:4] {
+							got := guardedActivation(tc.kind, n, off)
+							tc.fast(atOffset(x, off%8), got)
+							if err := sameActivation(got, &want); err != nil {
+								t.Fatalf("n=%d input=%s offset=%d: %v", n, name, off, err)
+							}
+							if err := checkGuards(got); err != nil {
+								t.Fatalf("n=%d input=%s offset=%d: %v", n, name, off, err)
+							}
 						}
 					}
 				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // Guard values written after the slices of a guarded activation.
@@ -407,34 +411,36 @@ func twinHalves(r *rand.Rand, n int) []uint16 {
 
 // TestTwinFloatVectors compares DotF32, DotF32F16 and AxpyF32F16 with their twins.
 func TestTwinFloatVectors(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	for i, n := range twinFloatLengths() {
-		a, b := twinFloats(r, n, i), twinFloats(r, n, i/3)
-		h := twinHalves(r, n)
-		for _, off := range twinOffsets(i)[:4] {
-			ao, bo, ho := atOffset(a, off%8), atOffset(b, (off+3)%8), atOffset(h, off%16)
-			if got, want := dotF32Slice(ao, bo), dotF32SliceGeneric(a, b); !sameBits(got, want) {
-				t.Fatalf("DotF32 n=%d offset=%d: got %v, twin %v", n, off, got, want)
-			}
-			if got, want := dotF32F16(ao, ho), dotF32F16Generic(a, h); !sameBits(got, want) {
-				t.Fatalf("DotF32F16 n=%d offset=%d: got %v, twin %v", n, off, got, want)
-			}
-			alpha := float32(r.NormFloat64())
-			want := append([]float32(nil), b...)
-			axpyF32F16Generic(want, alpha, h)
-			got := guarded(b, off%8, guardD)
-			copy(got, b)
-			axpyF32F16(got, alpha, ho)
-			for j := range want {
-				if !sameBits(got[j], want[j]) {
-					t.Fatalf("AxpyF32F16 n=%d offset=%d: y[%d] = %v, twin %v", n, off, j, got[j], want[j])
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(13, 14))
+		for i, n := range twinFloatLengths() {
+			a, b := twinFloats(r, n, i), twinFloats(r, n, i/3)
+			h := twinHalves(r, n)
+			for _, off := range twinOffsets(i)[:4] {
+				ao, bo, ho := atOffset(a, off%8), atOffset(b, (off+3)%8), atOffset(h, off%16)
+				if got, want := dotF32Slice(ao, bo), dotF32SliceGeneric(a, b); !sameBits(got, want) {
+					t.Fatalf("DotF32 n=%d offset=%d: got %v, twin %v", n, off, got, want)
+				}
+				if got, want := dotF32F16(ao, ho), dotF32F16Generic(a, h); !sameBits(got, want) {
+					t.Fatalf("DotF32F16 n=%d offset=%d: got %v, twin %v", n, off, got, want)
+				}
+				alpha := float32(r.NormFloat64())
+				want := append([]float32(nil), b...)
+				axpyF32F16Generic(want, alpha, h)
+				got := guarded(b, off%8, guardD)
+				copy(got, b)
+				axpyF32F16(got, alpha, ho)
+				for j := range want {
+					if !sameBits(got[j], want[j]) {
+						t.Fatalf("AxpyF32F16 n=%d offset=%d: y[%d] = %v, twin %v", n, off, j, got[j], want[j])
+					}
+				}
+				if err := checkGuard(got, guardD, "y"); err != nil {
+					t.Fatalf("AxpyF32F16 n=%d offset=%d: %v", n, off, err)
 				}
 			}
-			if err := checkGuard(got, guardD, "y"); err != nil {
-				t.Fatalf("AxpyF32F16 n=%d offset=%d: %v", n, off, err)
-			}
 		}
-	}
+	})
 }
 
 // TestTwinAttentionRows compares DotsF32F16 and AxpysF32F16, the
@@ -443,46 +449,48 @@ func TestTwinFloatVectors(t *testing.T) {
 // around the four-row steps, strides wider than a head (a KV cache row holds
 // every head), and output slices followed by guard values.
 func TestTwinAttentionRows(t *testing.T) {
-	r := rand.New(rand.NewPCG(23, 24))
-	for _, hd := range []int{8, 16, 24, 32, 40, 64, 72, 80, 96, 128, 256, 5, 12} {
-		for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 33, 64} {
-			stride := hd*(1+rows%3) + 8*(rows%2)
-			q := twinFloats(r, hd, rows)
-			kv := twinHalves(r, (rows-1)*stride+hd)
-			want := make([]float32, rows)
-			for k := range want {
-				want[k] = dotF32F16Generic(q, kv[k*stride:])
-			}
-			got := guarded(make([]float32, rows), rows%8, guardD)
-			DotsF32F16(got, atOffset(q, rows%8), atOffset(kv, hd%16), stride)
-			for k := range want {
-				if !sameBits(got[k], want[k]) {
-					t.Fatalf("DotsF32F16 hd=%d rows=%d: row %d = %v, twin %v", hd, rows, k, got[k], want[k])
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(23, 24))
+		for _, hd := range []int{8, 16, 24, 32, 40, 64, 72, 80, 96, 128, 256, 5, 12} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 9, 33, 64} {
+				stride := hd*(1+rows%3) + 8*(rows%2)
+				q := twinFloats(r, hd, rows)
+				kv := twinHalves(r, (rows-1)*stride+hd)
+				want := make([]float32, rows)
+				for k := range want {
+					want[k] = dotF32F16Generic(q, kv[k*stride:])
 				}
-			}
-			if err := checkGuard(got, guardD, "out"); err != nil {
-				t.Fatalf("DotsF32F16 hd=%d rows=%d: %v", hd, rows, err)
-			}
+				got := guarded(make([]float32, rows), rows%8, guardD)
+				DotsF32F16(got, atOffset(q, rows%8), atOffset(kv, hd%16), stride)
+				for k := range want {
+					if !sameBits(got[k], want[k]) {
+						t.Fatalf("DotsF32F16 hd=%d rows=%d: row %d = %v, twin %v", hd, rows, k, got[k], want[k])
+					}
+				}
+				if err := checkGuard(got, guardD, "out"); err != nil {
+					t.Fatalf("DotsF32F16 hd=%d rows=%d: %v", hd, rows, err)
+				}
 
-			alpha := twinFloats(r, rows, 0)
-			y := twinFloats(r, hd, 0)
-			wantY := append([]float32(nil), y...)
-			for k, a := range alpha {
-				axpyF32F16Generic(wantY, a, kv[k*stride:])
-			}
-			gotY := guarded(make([]float32, hd), hd%8, guardD)
-			copy(gotY, y)
-			AxpysF32F16(gotY, atOffset(alpha, rows%8), atOffset(kv, rows%16), stride)
-			for j := range wantY {
-				if !sameBits(gotY[j], wantY[j]) {
-					t.Fatalf("AxpysF32F16 hd=%d rows=%d: y[%d] = %v, twin %v", hd, rows, j, gotY[j], wantY[j])
+				alpha := twinFloats(r, rows, 0)
+				y := twinFloats(r, hd, 0)
+				wantY := append([]float32(nil), y...)
+				for k, a := range alpha {
+					axpyF32F16Generic(wantY, a, kv[k*stride:])
 				}
-			}
-			if err := checkGuard(gotY, guardD, "y"); err != nil {
-				t.Fatalf("AxpysF32F16 hd=%d rows=%d: %v", hd, rows, err)
+				gotY := guarded(make([]float32, hd), hd%8, guardD)
+				copy(gotY, y)
+				AxpysF32F16(gotY, atOffset(alpha, rows%8), atOffset(kv, rows%16), stride)
+				for j := range wantY {
+					if !sameBits(gotY[j], wantY[j]) {
+						t.Fatalf("AxpysF32F16 hd=%d rows=%d: y[%d] = %v, twin %v", hd, rows, j, gotY[j], wantY[j])
+					}
+				}
+				if err := checkGuard(gotY, guardD, "y"); err != nil {
+					t.Fatalf("AxpysF32F16 hd=%d rows=%d: %v", hd, rows, err)
+				}
 			}
 		}
-	}
+	})
 }
 
 // isNaN32 reports whether v is a NaN (of any payload: which NaN an operation
@@ -493,116 +501,124 @@ func isNaN32(v float32) bool { return v != v }
 // eight) with SiLU value by value, on gates of every scale, the edges of
 // expApprox's range, infinities and NaN.
 func TestTwinSwiGLU(t *testing.T) {
-	r := rand.New(rand.NewPCG(19, 20))
-	inf := float32(math.Inf(1))
-	edges := []float32{0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, 85.9, 86, 86.1, -87.9, -88, -88.1, -89, 89, 1000, -1000,
-		inf, -inf, float32(math.NaN()), 0.34657359, -0.34657359, 3.4e38, -3.4e38}
-	for i, n := range twinFloatLengths() {
-		gate := randNormal32(r, n, []float64{1, 10, 60}[i%3])
-		copy(gate[i%max(n, 1):], edges)
-		up := twinFloats(r, n, i/3)
-		for _, off := range twinOffsets(i)[:3] {
-			want := make([]float32, n)
-			for j, g := range gate {
-				want[j] = float32(SiLU(g) * up[j])
-			}
-			got := guarded(gate, off%8, guardD)
-			copy(got, gate)
-			SwiGLU(got, atOffset(up, (off+5)%8))
-			for j := range want {
-				if !sameBits(got[j], want[j]) && !(isNaN32(got[j]) && isNaN32(want[j])) {
-					t.Fatalf("SwiGLU n=%d offset=%d: gate[%d] (%v) = %v, twin %v", n, off, j, gate[j], got[j], want[j])
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(19, 20))
+		inf := float32(math.Inf(1))
+		edges := []float32{0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, 85.9, 86, 86.1, -87.9, -88, -88.1, -89, 89, 1000, -1000,
+			inf, -inf, float32(math.NaN()), 0.34657359, -0.34657359, 3.4e38, -3.4e38}
+		for i, n := range twinFloatLengths() {
+			gate := randNormal32(r, n, []float64{1, 10, 60}[i%3])
+			copy(gate[i%max(n, 1):], edges)
+			up := twinFloats(r, n, i/3)
+			for _, off := range twinOffsets(i)[:3] {
+				want := make([]float32, n)
+				for j, g := range gate {
+					want[j] = float32(SiLU(g) * up[j])
+				}
+				got := guarded(gate, off%8, guardD)
+				copy(got, gate)
+				SwiGLU(got, atOffset(up, (off+5)%8))
+				for j := range want {
+					if !sameBits(got[j], want[j]) && !(isNaN32(got[j]) && isNaN32(want[j])) {
+						t.Fatalf("SwiGLU n=%d offset=%d: gate[%d] (%v) = %v, twin %v", n, off, j, gate[j], got[j], want[j])
+					}
+				}
+				if err := checkGuard(got, guardD, "gate"); err != nil {
+					t.Fatalf("SwiGLU n=%d offset=%d: %v", n, off, err)
 				}
 			}
-			if err := checkGuard(got, guardD, "gate"); err != nil {
-				t.Fatalf("SwiGLU n=%d offset=%d: %v", n, off, err)
-			}
 		}
-	}
+	})
 }
 
 // TestTwinExpSub compares ExpSub (whose vector kernel does the multiples of
 // eight or four) with expApprox value by value, over scores of every scale
 // and the edges of its range.
 func TestTwinExpSub(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 22))
-	inf := float32(math.Inf(1))
-	edges := []float32{0, -0.5, 87.9, 88, 88.1, -85.9, -86, -86.1, -1000, 1000, -inf, float32(math.NaN()), 3.4e38}
-	for i, n := range twinFloatLengths() {
-		x := randNormal32(r, n, []float64{1, 10, 60}[i%3])
-		copy(x[i%max(n, 1):], edges)
-		m := []float32{0, 3, -40}[i%3]
-		for _, off := range twinOffsets(i)[:3] {
-			want := make([]float32, n)
-			for j, v := range x {
-				want[j] = expApprox(v - m)
-			}
-			got := guarded(x, off%8, guardD)
-			copy(got, x)
-			ExpSub(got, m)
-			for j := range want {
-				if !sameBits(got[j], want[j]) && !(isNaN32(got[j]) && isNaN32(want[j])) {
-					t.Fatalf("ExpSub n=%d offset=%d m=%v: x[%d] (%v) = %v, twin %v", n, off, m, j, x[j], got[j], want[j])
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(21, 22))
+		inf := float32(math.Inf(1))
+		edges := []float32{0, -0.5, 87.9, 88, 88.1, -85.9, -86, -86.1, -1000, 1000, -inf, float32(math.NaN()), 3.4e38}
+		for i, n := range twinFloatLengths() {
+			x := randNormal32(r, n, []float64{1, 10, 60}[i%3])
+			copy(x[i%max(n, 1):], edges)
+			m := []float32{0, 3, -40}[i%3]
+			for _, off := range twinOffsets(i)[:3] {
+				want := make([]float32, n)
+				for j, v := range x {
+					want[j] = expApprox(v - m)
+				}
+				got := guarded(x, off%8, guardD)
+				copy(got, x)
+				ExpSub(got, m)
+				for j := range want {
+					if !sameBits(got[j], want[j]) && !(isNaN32(got[j]) && isNaN32(want[j])) {
+						t.Fatalf("ExpSub n=%d offset=%d m=%v: x[%d] (%v) = %v, twin %v", n, off, m, j, x[j], got[j], want[j])
+					}
+				}
+				if err := checkGuard(got, guardD, "x"); err != nil {
+					t.Fatalf("ExpSub n=%d offset=%d: %v", n, off, err)
 				}
 			}
-			if err := checkGuard(got, guardD, "x"); err != nil {
-				t.Fatalf("ExpSub n=%d offset=%d: %v", n, off, err)
-			}
 		}
-	}
+	})
 }
 
 // TestTwinDotRowActs checks the products of one row with a group of
 // activations (the prefill seam, which kernels may serve for several
 // activations at once) against the twin of each single dot.
 func TestTwinDotRowActs(t *testing.T) {
-	r := rand.New(rand.NewPCG(15, 16))
-	for _, tw := range weightDotTwins {
-		unit := tw.typ.BlockSize()
-		for i, n := range []int{unit, 3 * unit, 8 * unit, 4096} {
-			n = max(n, unit)
-			w := twinWeights(r, tw.typ, n, twinScaleStyles[i%len(twinScaleStyles)])
-			for m := 1; m <= 6; m++ {
-				acts := make([]Activation, m)
-				for b := range acts {
-					acts[b] = *twinActivation(r, tw.typ, n, twinActivationStyles[(b+i)%len(twinActivationStyles)])
-				}
-				const stride = 3
-				out := make([]float32, m*stride)
-				dotRowActs(tw.typ, atOffset(w, i+m), acts, out, stride)
-				for b := range acts {
-					if want := tw.generic(w, &acts[b]); !sameBits(out[b*stride], want) {
-						t.Errorf("%v n=%d acts=%d: activation %d: got %v, twin %v", tw.typ, n, m, b, out[b*stride], want)
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		for _, tw := range weightDotTwins {
+			unit := tw.typ.BlockSize()
+			for i, n := range []int{unit, 3 * unit, 8 * unit, 4096} {
+				n = max(n, unit)
+				w := twinWeights(r, tw.typ, n, twinScaleStyles[i%len(twinScaleStyles)])
+				for m := 1; m <= 6; m++ {
+					acts := make([]Activation, m)
+					for b := range acts {
+						acts[b] = *twinActivation(r, tw.typ, n, twinActivationStyles[(b+i)%len(twinActivationStyles)])
+					}
+					const stride = 3
+					out := make([]float32, m*stride)
+					dotRowActs(tw.typ, atOffset(w, i+m), acts, out, stride)
+					for b := range acts {
+						if want := tw.generic(w, &acts[b]); !sameBits(out[b*stride], want) {
+							t.Errorf("%v n=%d acts=%d: activation %d: got %v, twin %v", tw.typ, n, m, b, out[b*stride], want)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestTwinMatVec checks matrix-vector products (which kernels may serve several
 // rows at a time) against the twin of each row's dot.
 func TestTwinMatVec(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 18))
-	for _, tw := range weightDotTwins {
-		unit := tw.typ.BlockSize()
-		for i, n := range []int{unit, 5 * unit, 4096} {
-			n = max(n, unit)
-			rowBytes, err := tw.typ.RowBytes(n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := twinActivation(r, tw.typ, n, twinActivationStyles[i])
-			for rows := 1; rows <= 37; rows += 3 { // the multi-stream paths start at 8 and 16 rows
-				w := twinWeights(r, tw.typ, rows*n, twinScaleStyles[(i+rows)%len(twinScaleStyles)])
-				out := make([]float32, rows)
-				MatVec(tw.typ, atOffset(w, rows), rowBytes, a, out)
-				for k := range out {
-					if want := tw.generic(w[k*rowBytes:(k+1)*rowBytes], a); !sameBits(out[k], want) {
-						t.Errorf("%v n=%d rows=%d: row %d: got %v, twin %v", tw.typ, n, rows, k, out[k], want)
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(17, 18))
+		for _, tw := range weightDotTwins {
+			unit := tw.typ.BlockSize()
+			for i, n := range []int{unit, 5 * unit, 4096} {
+				n = max(n, unit)
+				rowBytes, err := tw.typ.RowBytes(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := twinActivation(r, tw.typ, n, twinActivationStyles[i])
+				for rows := 1; rows <= 37; rows += 3 { // the multi-stream paths start at 8 and 16 rows
+					w := twinWeights(r, tw.typ, rows*n, twinScaleStyles[(i+rows)%len(twinScaleStyles)])
+					out := make([]float32, rows)
+					MatVec(tw.typ, atOffset(w, rows), rowBytes, a, out)
+					for k := range out {
+						if want := tw.generic(w[k*rowBytes:(k+1)*rowBytes], a); !sameBits(out[k], want) {
+							t.Errorf("%v n=%d rows=%d: row %d: got %v, twin %v", tw.typ, n, rows, k, out[k], want)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
