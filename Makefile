@@ -4,7 +4,7 @@ FUZZTIME ?= 30s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 
-.PHONY: build demo test unit vet fuzz cross ci bench deb clean
+.PHONY: build demo test unit vet lint fuzz cross ci bench deb clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o edgellm ./cmd/edgellm
@@ -16,7 +16,7 @@ demo: build
 	./edgellm serve --config quickstart.yaml
 
 # The whole suite: static checks, every package's tests, then each fuzz target.
-test: vet unit fuzz
+test: vet lint unit fuzz
 
 # What CI runs (.ci/run, as root): the suite, the kernels and the engine under
 # qemu for arm64 and 32-bit arm, then the .deb packages built, linted,
@@ -52,6 +52,18 @@ vet:
 	GOARCH=arm $(GO) vet ./kernels
 	GO='$(GO)' bash .ci/asm-vet
 
+# staticcheck (its default checks), installed at a fixed version into .tools/
+# from the Go module proxy; the kernels are checked for arm64 too.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(CURDIR)/.tools/staticcheck-$(STATICCHECK_VERSION)
+lint: $(STATICCHECK)
+	$(STATICCHECK) ./...
+	GOARCH=arm64 $(STATICCHECK) ./kernels
+$(STATICCHECK):
+	mkdir -p .tools
+	GOBIN=$(CURDIR)/.tools/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv .tools/bin/staticcheck $@
+
 unit:
 	$(GO) test -count=1 ./...
 
@@ -68,4 +80,4 @@ deb:
 	GO='$(GO)' VERSION='$(VERSION)' bash packaging/build-deb
 
 clean:
-	rm -rf edgellm dist .demo-state
+	rm -rf edgellm dist .demo-state .tools

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -147,7 +146,6 @@ func testLogger(t testing.TB) *slog.Logger {
 type client struct {
 	t    testing.TB
 	c    paho.Client
-	mu   sync.Mutex
 	msgs chan mqtttest.Received
 }
 

@@ -17,12 +17,12 @@ const (
 )
 
 // parseAlloc parses data and returns the bytes allocated meanwhile.
-func parseAlloc(data []byte) (*File, error, uint64) {
+func parseAlloc(data []byte) (*File, uint64, error) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	f, err := Parse(data)
 	runtime.ReadMemStats(&after)
-	return f, err, after.TotalAlloc - before.TotalAlloc
+	return f, after.TotalAlloc - before.TotalAlloc, err
 }
 
 // checkParsed checks what Parse returned for data: an error with the package
@@ -115,7 +115,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err, alloc := parseAlloc(data)
+		file, alloc, err := parseAlloc(data)
 		if limit := allocFactor*uint64(len(data)) + allocSlack; alloc > limit {
 			t.Fatalf("Parse of %d bytes allocated %d bytes (limit %d); error %v", len(data), alloc, limit, err)
 		}
@@ -206,7 +206,7 @@ func TestParseAllocBound(t *testing.T) {
 	}
 
 	for name, d := range inputs {
-		f, err, alloc := parseAlloc(d)
+		f, alloc, err := parseAlloc(d)
 		if strings.HasSuffix(name, "broken") != (err != nil) {
 			t.Errorf("%s: error %v", name, err)
 		}

@@ -50,7 +50,7 @@ func pos(t testing.TB, d []byte, s string) int {
 func kvType(t testing.TB, d []byte, key string) int  { return pos(t, d, key) + len(key) }
 func kvValue(t testing.TB, d []byte, key string) int { return kvType(t, d, key) + 4 }
 
-// tensorInfo returns the offsets of a tensor's dimension count, first
+// tensorFields returns the offsets of a tensor's dimension count, first
 // dimension, type and data offset fields.
 func tensorFields(t testing.TB, d []byte, name string) (nd, dims, typ, off int) {
 	nd = pos(t, d, name) + len(name)

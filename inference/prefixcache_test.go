@@ -42,7 +42,7 @@ func TestPrefixCache(t *testing.T) {
 	if pc.Len() != 2 {
 		t.Fatalf("%d prompts kept, want 2", pc.Len())
 	}
-	if toks := pc.Restore(s, b, nil); toks != nil && len(toks) > 1 {
+	if toks := pc.Restore(s, b, nil); len(toks) > 1 {
 		t.Fatalf("b was evicted but %d of its tokens were restored", len(toks))
 	}
 	if toks := pc.Restore(s, c, nil); len(toks) != 100 {

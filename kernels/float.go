@@ -211,7 +211,7 @@ func dequantBF16(src []byte, dst []float32) {
 // (a last-bit difference can flip the rounding of the next matmul's
 // activation); see each function.
 
-// dotF32 returns the dot product of a row of little-endian float32 weights with a.F.
+// dotF32Generic returns the dot product of a row of little-endian float32 weights with a.F.
 func dotF32Generic(w []byte, a *Activation) float32 {
 	x := a.F[:a.N]
 	w = w[:4*len(x)]
@@ -235,7 +235,7 @@ func dotF32Generic(w []byte, a *Activation) float32 {
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
-// dotF16 returns the dot product of a row of little-endian half-precision weights
+// dotF16Generic returns the dot product of a row of little-endian half-precision weights
 // with a.F, an activation of kind F16.
 //
 // The reference's AVX-512 kernel keeps four vectors of 16 float32 lanes: value i

@@ -568,7 +568,7 @@ func TestQuantizeActivationFloat(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(8, 9))
 		x := randNormal32(r, 1000, 3)
-		x = append(x, 0, -0.0, 1+0x1p-11, 1+3*0x1p-11, 1+0x1p-8, 70000, 0x1p-30, float32(math.Inf(-1)))
+		x = append(x, 0, float32(math.Copysign(0, -1)), 1+0x1p-11, 1+3*0x1p-11, 1+0x1p-8, 70000, 0x1p-30, float32(math.Inf(-1)))
 		var a Activation
 		for _, kind := range []Type{F32, F16, BF16} {
 			if got := kind.ActivationKind(); got != kind {
@@ -588,6 +588,9 @@ func TestQuantizeActivationFloat(t *testing.T) {
 				}
 				if math.Float32bits(a.F[i]) != math.Float32bits(want) {
 					t.Fatalf("%v: value %d (%g) = %g, want %g", kind, i, v, a.F[i], want)
+				}
+				if math.Signbit(float64(a.F[i])) != math.Signbit(float64(v)) {
+					t.Fatalf("%v: value %d (%g) lost its sign: %g", kind, i, v, a.F[i])
 				}
 			}
 		}

@@ -405,10 +405,8 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 	r := 0
 	if rows >= 16 {
 		// Eight streams, one row from each eighth of the matrix, each
-		// prefetched 1 KiB ahead (TinyLlama decode, 2 threads: Q4_0 44.3 →
-		// 48.2 tok/s, Q8_0 26.3 → 27.1, against eight neighbouring rows
-		// prefetching the next eight); the rest, and smaller matrices, go
-		// four neighbouring rows at a time.
+		// prefetched 1 KiB ahead; the rest, and smaller matrices, go four
+		// neighbouring rows at a time.
 		n := rows / 8
 		var o [8]float32
 		for ; r < n; r++ {
@@ -540,8 +538,7 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 		_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
 		if t == Q4_K {
 			// Six streams: rows r, r+n, …, r+5n of the six sixths
-			// (TinyLlama Q4_K_M decode, 2 threads: 47.0 tok/s against
-			// 46.2 with four; smaller matrices go a row at a time).
+			// (smaller matrices go a row at a time).
 			n := len(out) / 6
 			var o [6]float32
 			for ; r < n; r++ {

@@ -381,7 +381,7 @@ func dotQ3_K(w []byte, a *Activation) float32 {
 	return hsum8(&acc)
 }
 
-// dotQ4_K returns the dot product of the Q4_K row w with the Q8_K activation a.
+// dotQ4_KGeneric returns the dot product of the Q4_K row w with the Q8_K activation a.
 // The minimums go to four lanes of their own, lane k holding sub-blocks 2k and
 // 2k+1, added as (m0+m2)+(m1+m3) at the end.
 func dotQ4_KGeneric(w []byte, a *Activation) float32 {
@@ -414,7 +414,7 @@ func dotQ4_KGeneric(w []byte, a *Activation) float32 {
 	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
 }
 
-// dotQ5_K returns the dot product of the Q5_K row w with the Q8_K activation a.
+// dotQ5_KGeneric returns the dot product of the Q5_K row w with the Q8_K activation a.
 // The minimums of a super-block are summed in one integer and accumulated in
 // one float, added at the end.
 func dotQ5_KGeneric(w []byte, a *Activation) float32 {
@@ -447,7 +447,7 @@ func dotQ5_KGeneric(w []byte, a *Activation) float32 {
 	return hsum8(&acc) + summs
 }
 
-// dotQ6_K returns the dot product of the Q6_K row w with the Q8_K activation a.
+// dotQ6_KGeneric returns the dot product of the Q6_K row w with the Q8_K activation a.
 func dotQ6_KGeneric(w []byte, a *Activation) float32 {
 	var (
 		q   [QKK]int8

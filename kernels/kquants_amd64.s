@@ -151,10 +151,9 @@ GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
 //
 // The minimums go to four float32 lanes, lane k taking sub-blocks 2k and
 // 2k+1, added as (m0+m2)+(m1+m3) at the end (see dotQ4_KGeneric). Each
-// iteration prefetches the row 4 KiB ahead (a TinyLlama Q4_K_M decode, 2
-// threads: 19 tok/s at 512 bytes, 24 at 4 KiB; the one-row loop is slow
-// enough per byte that the prefetch must run several rows ahead to cover
-// memory latency).
+// iteration prefetches the row 4 KiB ahead (the one-row loop is slow enough
+// per byte that the prefetch must run several rows ahead to cover memory
+// latency).
 TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ qs+8(FP), DI
@@ -378,10 +377,7 @@ q4k512Loop:
 //
 // dotQ4_KAVX512 for the six rows at w + k·stride, read side by side: six
 // streams, each prefetched 1 KiB ahead into L2 (the pattern of the bandwidth
-// measurement), which one core pulls from memory faster than one stream (a
-// TinyLlama Q4_K_M decode, 2 threads: 37.3 tok/s a row at a time, 42.6 with
-// four such rows for Q4_K, 45.4 with dotQ6_KRows4AVX512 too, 46.2 prefetching
-// 1 KiB ahead instead of 2, 47.0 with six rows). The rows are SI, R11, R12,
+// measurement), which one core pulls from memory faster than one stream. The rows are SI, R11, R12,
 // R13, R14 and R10; rows 1…5 keep their chains in Y23…Y30, Y10 and Y11.
 TEXT ·dotQ4_KRows6AVX512(SB), NOSPLIT, $224-56
 	MOVQ w+0(FP), SI

@@ -144,7 +144,7 @@ func q5Pair(q byte, qhj uint32) (lo, hi int32) {
 // ---------------------------------------------------------------------------
 // Activation quantization
 
-// quantizeQ8_0 quantizes x into a (already Reset to Q8_0, len(x) values) like
+// quantizeQ8_0Generic quantizes x into a (already Reset to Q8_0, len(x) values) like
 // ggml's quantize_row_q8_0_ref: per block of 32, d = max|x|/127 and
 // q = round(x/d) with ties away from zero. The scale is stored as fp16 in the
 // reference format, so a.D holds d rounded to half precision (the quants were
@@ -273,7 +273,7 @@ func accumulateLanes(acc *[8]float32, d float32, l *[8]int32) {
 	}
 }
 
-// dotQ4_0 returns the dot product of a Q4_0 row with a Q8_0 activation.
+// dotQ4_0Generic returns the dot product of a Q4_0 row with a Q8_0 activation.
 //
 // Unlike the other types it does not use the lanes: the reference's x86 build
 // repacks Q4_0 matrices whose row count is a multiple of 8 (practically all) into
@@ -312,7 +312,7 @@ func dotQ4_1(w []byte, a *Activation) float32 {
 	return hsum8(&acc) + summs
 }
 
-// dotQ5_0 returns the dot product of a Q5_0 row with a Q8_0 activation.
+// dotQ5_0Generic returns the dot product of a Q5_0 row with a Q8_0 activation.
 func dotQ5_0Generic(w []byte, a *Activation) float32 {
 	var acc [8]float32
 	for b := range blocks(a.N) {
@@ -338,7 +338,7 @@ func dotQ5_1(w []byte, a *Activation) float32 {
 	return hsum8(&acc) + summs
 }
 
-// dotQ8_0 returns the dot product of a Q8_0 row with a Q8_0 activation.
+// dotQ8_0Generic returns the dot product of a Q8_0 row with a Q8_0 activation.
 func dotQ8_0Generic(w []byte, a *Activation) float32 {
 	var acc [8]float32
 	for b := range blocks(a.N) {

@@ -59,8 +59,8 @@
 // The loop over the blocks of a lane kernel: QUANTS sets Y1 to the signed
 // weight quants of the block at SI, LANES forms their lanes with the
 // activation, which are accumulated into Y15; then X0 = hsum8 of Y15. The
-// row is prefetched 4 KiB ahead, as in the K-quant dots (on the AVX2 path,
-// GODEBUG=cpu.avx512f=off, TinyLlama Q8_0 decode went 12.9 → 20.6 tok/s).
+// row is prefetched 4 KiB ahead, as in the K-quant dots: a one-row loop needs
+// the prefetch several rows ahead to cover memory latency.
 #define LANES_LOOP(QUANTS, LANES, blockBytes, loop) \
 	VXORPS Y15, Y15, Y15; \
 loop: \
@@ -393,9 +393,8 @@ qq80Zero:
 // which the call is reading anyway, and the next call would start with every
 // stream cold. The eight-row kernels take rows that lie far apart, one from
 // each eighth of the matrix (stride bytes apart; see matVecAccel), so that
-// each is a stream of its own, prefetched 1 KiB ahead. On a TinyLlama Q4_0
-// decode (2 threads) prefetching 512 bytes ahead into L1 gave 32.4 tok/s,
-// eight neighbouring rows prefetching the next group 40.9, the eighths 48.2.
+// each is a stream of its own, prefetched 1 KiB ahead: one core pulls more
+// from memory reading several far-apart streams than one.
 
 // Prefetches, into L2, 1 KiB ahead in each of the eight rows of the eight-row
 // kernels (SI, SI+BX, SI+2BX, SI+R10, then the same from R11).

@@ -21,21 +21,19 @@ type Job interface {
 // A job is cut into one large chunk per thread, together about
 // largeShare of it, and smallPerThread small chunks per thread for the rest;
 // the threads take chunks in order from a shared counter, so each normally
-// starts on a large one and those that finish first take the small ones. On the 2-core
-// machine the project is measured on, the two halves of a product took up to
-// 7 % longer on one thread than on the other, depending on the matrix
-// (memory placement), and evenly cut chunks made the other wait; small
-// chunks throughout cost more, since each chunk restarts the kernels' memory
-// streams (TinyLlama decode, 2 threads: Q4_0 49.4 → 50.8 tok/s, Q8_0 27.3 →
-// 27.9, Q4_K_M unchanged; four equal chunks per thread were 3 % slower).
+// starts on a large one and those that finish first take the small ones. One
+// thread's half of a product can take several per cent longer than the
+// other's, depending on the matrix (memory placement), so evenly cut chunks
+// make the faster thread wait; small chunks throughout cost more, since each
+// chunk restarts the kernels' memory streams.
 //
 // A decoded token is a few hundred short jobs with a little serial work
 // between them, so a worker that has finished a chunk spins for a while
 // (poolSpin) watching for the next one before it parks on its channel, and
 // Run spins the same way for the workers to finish. Waking a parked
-// goroutine took 60–90 µs on the 2-core machine the project is measured on;
-// on a TinyLlama decode the helper then started each product that late and
-// the caller waited for it, a quarter of the time. Spinning is off when the
+// goroutine can take tens of microseconds, longer than many of a token's
+// products: a helper woken for each would start it that late, and the caller
+// would wait for it. Spinning is off when the
 // pool has more threads than GOMAXPROCS, where a spinning worker would take
 // the CPU another one needs.
 //

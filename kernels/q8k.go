@@ -15,7 +15,7 @@ import "math"
 // has the opposite sign of max and max itself quantizes to -127. Quants are
 // rounded to the nearest integer with ties to even and clamped to at most 127.
 
-// quantizeQ8_K quantizes x into a, which the caller has Reset to Q8_K for
+// quantizeQ8_KGeneric quantizes x into a, which the caller has Reset to Q8_K for
 // len(x) values; len(x) must be a multiple of QKK.
 func quantizeQ8_KGeneric(x []float32, a *Activation) {
 	nb := len(x) / QKK

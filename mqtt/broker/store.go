@@ -12,6 +12,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/hooks/storage"
 	"github.com/mochi-mqtt/server/v2/hooks/storage/bolt"
 	"go.etcd.io/bbolt"
+	bberrors "go.etcd.io/bbolt/errors"
 )
 
 // store is mochi's bbolt storage hook with two corrections:
@@ -67,7 +68,7 @@ func addStore(srv *mochi.Server, dir string) error {
 		Path:    path,
 		Options: &bbolt.Options{Timeout: storeLockTimeout},
 	})
-	if errors.Is(err, bbolt.ErrTimeout) {
+	if errors.Is(err, bberrors.ErrTimeout) {
 		return fmt.Errorf("broker: store %s is locked by another process (is another edgellm or broker running?)", path)
 	}
 	if err != nil {
