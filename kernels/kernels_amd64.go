@@ -740,3 +740,10 @@ func expSubAccel(x []float32, m float32) int {
 //
 //go:noescape
 func expSubAVX2(x *float32, m float32, n int)
+
+// geluMulAccel, mulAccel and mulAddAccel do the work of GELUMul, MulF32 and
+// MulAddF32 for a leading part of their input and return its length; the
+// portable loop does the rest. (No vector kernels yet: 0.)
+func geluMulAccel(gate, up []float32, t *[1 << 16]uint16) int { return 0 }
+func mulAccel(dst, a, b []float32) int                        { return 0 }
+func mulAddAccel(dst, a, b []float32) int                     { return 0 }

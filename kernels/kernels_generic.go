@@ -40,3 +40,7 @@ func sumWords(b []uint64) uint64 { return sumWordsGeneric(b) }
 
 // matVecAccel computes no rows; MatVec does them all.
 func matVecAccel(Type, []byte, int, *Activation, []float32) int { return 0 }
+
+func geluMulAccel(gate, up []float32, t *[1 << 16]uint16) int { return 0 }
+func mulAccel(dst, a, b []float32) int                        { return 0 }
+func mulAddAccel(dst, a, b []float32) int                     { return 0 }
