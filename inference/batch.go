@@ -34,9 +34,9 @@ func kindSlot(kind kernels.Type) int {
 	panic("inference: unknown activation kind " + kind.String())
 }
 
-// batchInput is the input of the current matmuls, n rows of floats, together
-// with its quantized forms, each made at most once however many matrices
-// multiply it.
+// batchInput is the input of the matmuls of one step, n rows of floats,
+// together with its quantized forms, each made at most once however many
+// matrices multiply it (State.input makes a buffer the input).
 type batchInput struct {
 	x     []float32
 	n     int
@@ -50,6 +50,9 @@ type batchInput struct {
 func newBatchInput(m *Model) batchInput {
 	var in batchInput
 	grow := func(w *Matrix) {
+		if w == nil {
+			return
+		}
 		kind := w.Type.ActivationKind()
 		s := kindSlot(kind)
 		if in.acts[s] == nil {
@@ -61,19 +64,12 @@ func newBatchInput(m *Model) batchInput {
 	}
 	for l := range m.Layers {
 		L := &m.Layers[l]
-		for _, w := range []*Matrix{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
+		for _, w := range []*Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.ConvIn, L.ConvOut, L.Gate, L.Up, L.Down} {
 			grow(w)
 		}
 	}
 	grow(m.Output)
 	return in
-}
-
-// set makes the first n rows of the batch buffer x, whose rows hold width
-// values, the input.
-func (in *batchInput) set(x []float32, n, width int) {
-	in.x, in.n = x[:n*width], n
-	in.valid = [len(activationKinds)]bool{}
 }
 
 // quantizeJob quantizes rows of a batch input.
@@ -91,9 +87,18 @@ func (j *quantizeJob) Do(lo, hi int) {
 	}
 }
 
-// act returns the input quantized to kind, one activation per row.
-func (s *State) act(kind kernels.Type) []kernels.Activation {
+// input makes the first n rows of buf, whose rows hold width values, the
+// input of the next matmuls, and returns it. buf must not change while its
+// input is in use: its quantized forms are made once.
+func (s *State) input(buf []float32, n, width int) *batchInput {
 	in := &s.in
+	in.x, in.n = buf[:n*width], n
+	in.valid = [len(activationKinds)]bool{}
+	return in
+}
+
+// act returns the input quantized to kind, one activation per row.
+func (s *State) act(in *batchInput, kind kernels.Type) []kernels.Activation {
 	k := kindSlot(kind)
 	acts := in.acts[k][:in.n]
 	if !in.valid[k] {
@@ -104,10 +109,10 @@ func (s *State) act(kind kernels.Type) []kernels.Activation {
 	return acts
 }
 
-// matmul computes out = W · input for every row of the input, into the
-// first rows of out (rows of W.Rows values).
-func (s *State) matmul(out []float32, w *Matrix) {
-	acts := s.act(w.Type.ActivationKind())
+// matmul computes out = W · in for every row of the input, into the first
+// rows of out (rows of W.Rows values).
+func (s *State) matmul(out []float32, w *Matrix, in *batchInput) {
+	acts := s.act(in, w.Type.ActivationKind())
 	s.pool.MatMul(&s.mm, w.Type, w.Data, w.RowBytes, acts, out[:len(acts)*w.Rows])
 }
 
@@ -116,83 +121,193 @@ func row(buf []float32, i, width int) []float32 { return buf[i*width : (i+1)*wid
 
 // forward runs tokens (at most maxBatch, already checked) through the model at
 // the next positions, leaving the final residual stream of each in the rows
-// of s.x.
+// of s.x. Every layer reads a normalised copy of the residual stream x into
+// xb, computes its mixer (attention or short convolution) and then its
+// feed-forward network into xb2, and adds xb2 back to x.
 func (s *State) forward(tokens []int32) {
 	c, m := s.c, s.m
-	n, p0 := len(tokens), s.pos
-	e, qDim, kvDim := c.NEmbd, c.NHead*c.HeadDim, c.KVDim()
+	n, e := len(tokens), c.NEmbd
 	for i, tok := range tokens {
-		kernels.DequantizeRow(m.Embed.Type, m.Embed.Row(int(tok)), row(s.x, i, e))
+		x := row(s.x, i, e)
+		kernels.DequantizeRow(m.Embed.Type, m.Embed.Row(int(tok)), x) // x = token_embd[tok]
+		if c.EmbedScale != 1 {
+			kernels.ScaleF32(x, c.EmbedScale) // × sqrt(NEmbd) (Gemma)
+		}
+	}
+	for r := range s.rope {
+		s.rope[r].compute(s.pos, n)
 	}
 	for l := range m.Layers {
-		L := &m.Layers[l]
-		// Attention.
-		s.norm(0, n, L.AttnNorm)
-		s.matmul(s.q, L.Wq)
-		s.matmul(s.k, L.Wk)
-		s.matmul(s.v, L.Wv)
-		for i := range n {
-			q, k, v := row(s.q, i, qDim), row(s.k, i, kvDim), row(s.v, i, kvDim)
-			if c.HasQKVBias {
-				kernels.AddF32(q, L.Bq)
-				kernels.AddF32(k, L.Bk)
-				kernels.AddF32(v, L.Bv)
-			}
-			p := p0 + i
-			cos, sin := s.rope.at(p)
-			s.rotate(q, c.NHead, cos, sin)
-			s.rotate(k, c.NHeadKV, cos, sin)
-			kernels.FP32ToFP16Slice(s.KV.K[l][p*kvDim:(p+1)*kvDim], k)
-			kernels.FP32ToFP16Slice(s.KV.V[l][p*kvDim:(p+1)*kvDim], v)
+		L, spec := &m.Layers[l], &c.Layers[l]
+		// Mixer: xb2 = mixer(rmsnorm(x)·attn_norm).
+		s.rmsnorm(s.xb, s.x, n, L.AttnNorm)
+		switch spec.Mixer {
+		case MixAttention:
+			s.attention(l, n)
+		case MixShortConv:
+			s.shortConv(l, n)
 		}
-		s.attJob = attentionJob{s: s, layer: l, pos: p0, n: n}
-		s.pool.Run(c.NHead*n, 1, &s.attJob)
-		s.in.set(s.att, n, qDim)
-		s.matmul(s.xb2, L.Wo)
-		for i := range n {
-			kernels.AddF32(row(s.x, i, e), row(s.xb2, i, e))
+		if L.PostAttnNorm != nil {
+			s.rmsnorm(s.xb2, s.xb2, n, L.PostAttnNorm)
 		}
-		// Feed-forward (SwiGLU).
-		s.norm(0, n, L.FFNNorm)
-		s.matmul(s.hb, L.Gate)
-		s.matmul(s.hb2, L.Up)
-		for i := range n {
-			kernels.SwiGLU(row(s.hb, i, c.NFF), row(s.hb2, i, c.NFF))
+		s.addRows(s.x, s.xb2, n) // x += xb2
+		// Feed-forward: xb2 = ffn(rmsnorm(x)·ffn_norm).
+		s.rmsnorm(s.xb, s.x, n, L.FFNNorm)
+		s.ffn(L, &spec.FFN, n)
+		if L.PostFFNNorm != nil {
+			s.rmsnorm(s.xb2, s.xb2, n, L.PostFFNNorm)
 		}
-		s.in.set(s.hb, n, c.NFF)
-		s.matmul(s.xb2, L.Down)
-		for i := range n {
-			kernels.AddF32(row(s.x, i, e), row(s.xb2, i, e))
-		}
+		s.addRows(s.x, s.xb2, n) // x += xb2
 	}
 	s.pos += n
 }
 
-// norm sets the first n rows of s.xb to rows lo, lo+1, … of s.x normalised
-// with weight, and makes them the matmul input.
-func (s *State) norm(lo, n int, weight []float32) {
+// attention computes layer l's self-attention of the batch: xb2 = Wo ·
+// attention(q, cached keys and values) with q, k, v projected from xb, and
+// stores the batch's keys and values in the layer's cache.
+func (s *State) attention(l, n int) {
+	L, a, cache := &s.m.Layers[l], &s.c.Layers[l].Attn, &s.caches[l]
+	hd, qDim, kvDim := a.HeadDim, a.QDim(), a.KVDim()
+	in := s.input(s.xb, n, s.c.NEmbd)
+	if L.Wqkv != nil {
+		w := qDim + 2*kvDim
+		s.matmul(s.qkv, L.Wqkv, in) // qkv = Wqkv·xb, rows [q | k | v]
+		for i := range n {
+			qkv := row(s.qkv, i, w)
+			copy(row(s.q, i, qDim), qkv[:qDim])
+			copy(row(s.k, i, kvDim), qkv[qDim:qDim+kvDim])
+			copy(row(s.v, i, kvDim), qkv[qDim+kvDim:])
+		}
+	} else {
+		s.matmul(s.q, L.Wq, in) // q = Wq·xb
+		s.matmul(s.k, L.Wk, in) // k = Wk·xb
+		s.matmul(s.v, L.Wv, in) // v = Wv·xb
+	}
+	for i := range n {
+		q, k, v := row(s.q, i, qDim), row(s.k, i, kvDim), row(s.v, i, kvDim)
+		if L.Bq != nil {
+			kernels.AddF32(q, L.Bq)
+			kernels.AddF32(k, L.Bk)
+			kernels.AddF32(v, L.Bv)
+		}
+		if L.QNorm != nil {
+			s.headNorm(q, a.NHead, hd, L.QNorm)
+			s.headNorm(k, a.NHeadKV, hd, L.KNorm)
+		}
+		if a.Rope >= 0 {
+			s.rope[a.Rope].rotate(q, a.NHead, hd, i)
+			s.rope[a.Rope].rotate(k, a.NHeadKV, hd, i)
+		}
+		if a.QScale != 1 {
+			kernels.ScaleF32(q, a.QScale)
+		}
+		kernels.FP32ToFP16Slice(cache.keyRow(s.pos+i), k)
+		kernels.FP32ToFP16Slice(cache.valueRow(s.pos+i), v)
+	}
+	s.attJob = attentionJob{s: s, a: a, cache: cache, pos: s.pos, n: n}
+	s.pool.Run(a.NHead*n, 1, &s.attJob)            // att = softmax(q·Kᵀ)·V per head
+	s.matmul(s.xb2, L.Wo, s.input(s.att, n, qDim)) // xb2 = Wo·att
+}
+
+// shortConv computes layer l's gated short convolution (lfm2) of the batch:
+// [b | c | u] = in_proj·xb; the convolution runs over time on v = b × u with
+// the layer's previous ConvL−1 inputs in its cache; xb2 = out_proj·(c × conv).
+func (s *State) shortConv(l, n int) {
+	L, cache, e := &s.m.Layers[l], &s.caches[l], s.c.NEmbd
+	taps := s.c.Layers[l].ConvL
+	s.matmul(s.bcu, L.ConvIn, s.input(s.xb, n, e)) // bcu = in_proj·xb, rows [b | c | u]
+	hist := cache.conv                             // inputs t−(taps−1) … t−1, the oldest first
+	for i := range n {
+		bcu := row(s.bcu, i, 3*e)
+		b, c, u := bcu[:e], bcu[e:2*e], bcu[2*e:]
+		kernels.MulF32(u, b, u) // u = b × u, this position's input
+		// y = Σ_k conv[k] × input(t−(taps−1)+k), the taps in order.
+		y := row(s.xb, i, e)
+		kernels.MulF32(y, L.ConvW[:e], hist[:e])
+		for k := 1; k < taps-1; k++ {
+			kernels.MulAddF32(y, L.ConvW[k*e:(k+1)*e], hist[k*e:(k+1)*e])
+		}
+		kernels.MulAddF32(y, L.ConvW[(taps-1)*e:], u)
+		copy(hist, hist[e:])
+		copy(hist[(taps-2)*e:], u)
+		kernels.MulF32(y, c, y) // y = c × y
+	}
+	s.matmul(s.xb2, L.ConvOut, s.input(s.xb, n, e)) // xb2 = out_proj·y
+}
+
+// ffn computes a layer's gated feed-forward network of the batch:
+// xb2 = down · (act(gate·xb) × up·xb).
+func (s *State) ffn(L *Layer, f *FFNSpec, n int) {
+	nff := f.NFF
+	in := s.input(s.xb, n, s.c.NEmbd)
+	if f.FusedUp {
+		s.matmul(s.hb2, L.Up, in) // hb2 = ffn_up·xb, rows [gate | up]
+		for i := range n {
+			gu, h := row(s.hb2, i, 2*nff), row(s.hb, i, nff)
+			copy(h, gu[:nff])
+			gate(f.Act, h, gu[nff:]) // hb = act(gate) × up
+		}
+	} else {
+		s.matmul(s.hb, L.Gate, in) // hb = ffn_gate·xb
+		s.matmul(s.hb2, L.Up, in)  // hb2 = ffn_up·xb
+		for i := range n {
+			gate(f.Act, row(s.hb, i, nff), row(s.hb2, i, nff)) // hb = act(hb) × hb2
+		}
+	}
+	s.matmul(s.xb2, L.Down, s.input(s.hb, n, nff)) // xb2 = ffn_down·hb
+}
+
+// gate sets g = act(g) × up.
+func gate(act Activation, g, up []float32) {
+	if act == ActGELU {
+		kernels.GELUMul(g, up)
+	} else {
+		kernels.SwiGLU(g, up)
+	}
+}
+
+// rmsnorm sets the first n rows of dst to those of src RMS-normed and scaled
+// by weight (dst may be src).
+func (s *State) rmsnorm(dst, src []float32, n int, weight []float32) {
 	e := s.c.NEmbd
 	for i := range n {
-		kernels.RMSNorm(row(s.xb, i, e), row(s.x, lo+i, e), weight, s.c.NormEps)
+		kernels.RMSNorm(row(dst, i, e), row(src, i, e), weight, s.c.NormEps)
 	}
-	s.in.set(s.xb, n, e)
+}
+
+// headNorm RMS-normalises each of heads heads of hd values of x in place,
+// scaled by weight (Q/K norms).
+func (s *State) headNorm(x []float32, heads, hd int, weight []float32) {
+	for h := range heads {
+		head := x[h*hd : (h+1)*hd]
+		kernels.RMSNorm(head, head, weight, s.c.NormEps)
+	}
+}
+
+// addRows sets dst += src for the first n rows of NEmbd values.
+func (s *State) addRows(dst, src []float32, n int) {
+	e := s.c.NEmbd
+	for i := range n {
+		kernels.AddF32(row(dst, i, e), row(src, i, e))
+	}
 }
 
 // logitsOf computes the logits after rows [lo, hi) of the last batch
 // (hi-lo <= s.logitRows) and returns them, hi-lo rows of NVocab values owned
 // by the state.
 func (s *State) logitsOf(lo, hi int) []float32 {
-	s.norm(lo, hi-lo, s.m.OutNorm)
-	s.matmul(s.logits, s.m.Output)
-	return s.logits[:(hi-lo)*s.c.NVocab]
-}
-
-func (s *State) rotate(x []float32, heads int, cos, sin []float32) {
-	if s.c.RopeStyle == RopeNeox {
-		kernels.RopeNeox(x, heads, s.c.HeadDim, cos, sin)
-	} else {
-		kernels.RopeNorm(x, heads, s.c.HeadDim, cos, sin)
+	n, e := hi-lo, s.c.NEmbd
+	s.rmsnorm(s.xb, s.x[lo*e:], n, s.m.OutNorm)         // xb = rmsnorm(x)·output_norm
+	s.matmul(s.logits, s.m.Output, s.input(s.xb, n, e)) // logits = output·xb
+	logits := s.logits[:n*s.c.NVocab]
+	if c := s.c.FinalSoftcap; c > 0 {
+		// logits = c·tanh(logits/c), as the reference scales, tanhs, scales.
+		inv := 1 / c
+		for i, v := range logits {
+			logits[i] = float32(math.Tanh(float64(v*inv))) * c
+		}
 	}
+	return logits
 }
 
 // attentionJob computes the attention output of one layer for the n tokens of
@@ -201,60 +316,117 @@ func (s *State) rotate(x []float32, heads int, cos, sin []float32) {
 // in its cache.
 type attentionJob struct {
 	s      *State
-	layer  int
+	a      *AttnSpec
+	cache  *layerCache
 	pos, n int
 }
 
-// Do computes items [lo, hi) with a single pass of online softmax over the
-// cached keys and values of positions 0 … pos+i, attBlock keys at a time: no
-// buffer of scores longer than a block is kept.
+// Do computes items [lo, hi) as the reference's attention computes them
+// (llama.cpp without flash attention): the scores of the FP16 keys with the
+// query rounded to FP16, a softmax whose sum is kept in float64, and the FP16
+// values weighted by the normalised softmax weights rounded to FP16. A query
+// sees positions 0 … pos+i, or the window's latest. Up to attScores scores
+// are kept on the stack; a longer context is taken attScores positions at a
+// time in three passes (maximum, sum, weighted values), the scores computed
+// again in each.
 func (j *attentionJob) Do(lo, hi int) {
-	s, c := j.s, j.s.c
-	hd, qDim, kvDim := c.HeadDim, c.NHead*c.HeadDim, c.KVDim()
-	group := c.NHead / c.NHeadKV
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	K, V := s.KV.K[j.layer], s.KV.V[j.layer]
+	s, a := j.s, j.a
+	hd, qDim := a.HeadDim, a.QDim()
+	group := a.NHead / a.NHeadKV
+	var qBuf [maxHeadDim]float32
+	var scores [attScores]float32
 	for item := lo; item < hi; item++ {
 		h, i := item/j.n, item%j.n
-		q := row(s.q, i, qDim)[h*hd : (h+1)*hd]
+		q := qBuf[:hd]
+		roundFP16(q, row(s.q, i, qDim)[h*hd:(h+1)*hd])
 		out := row(s.att, i, qDim)[h*hd : (h+1)*hd]
 		clear(out)
-		off := (h / group) * hd
-		maxScore := float32(math.Inf(-1))
-		var sum float32
-		var w [attBlock]float32
-		var r [1]float32
+		kv := (h / group) * hd // the head's offset in a key or value row
 		last := j.pos + i
-		for t0 := 0; t0 <= last; t0 += attBlock {
-			blk := w[:min(attBlock, last+1-t0)]
-			kernels.DotsF32F16(blk, q, K[t0*kvDim+off:], kvDim)
-			blockMax := float32(math.Inf(-1))
-			for b := range blk {
-				blk[b] *= scale
-				if blk[b] > blockMax {
-					blockMax = blk[b]
-				}
-			}
-			if blockMax > maxScore {
-				// Rescale what was accumulated under the old maximum.
-				r[0] = maxScore
-				kernels.ExpSub(r[:], blockMax)
-				sum *= r[0]
-				kernels.ScaleF32(out, r[0])
-				maxScore = blockMax
-			}
-			kernels.ExpSub(blk, maxScore)
-			for _, wb := range blk {
-				sum += wb
-			}
-			kernels.AxpysF32F16(out, blk, V[t0*kvDim+off:], kvDim)
+		first := 0
+		if a.Window > 0 {
+			first = max(0, last-a.Window+1)
 		}
-		kernels.ScaleF32(out, 1/sum)
+		if last-first < attScores {
+			sc := scores[:last-first+1]
+			j.scores(sc, q, first, kv)
+			maxScore := float32(math.Inf(-1))
+			for _, v := range sc {
+				maxScore = max(maxScore, v)
+			}
+			kernels.ExpSub(sc, maxScore)
+			var sum float64
+			for _, v := range sc {
+				sum += float64(v)
+			}
+			j.weigh(out, sc, float32(1/sum), first, kv)
+			continue
+		}
+		maxScore := float32(math.Inf(-1))
+		for t := first; t <= last; t += attScores {
+			sc := scores[:min(attScores, last+1-t)]
+			j.scores(sc, q, t, kv)
+			for _, v := range sc {
+				maxScore = max(maxScore, v)
+			}
+		}
+		var sum float64
+		for t := first; t <= last; t += attScores {
+			sc := scores[:min(attScores, last+1-t)]
+			j.scores(sc, q, t, kv)
+			kernels.ExpSub(sc, maxScore)
+			for _, v := range sc {
+				sum += float64(v)
+			}
+		}
+		for t := first; t <= last; t += attScores {
+			sc := scores[:min(attScores, last+1-t)]
+			j.scores(sc, q, t, kv)
+			kernels.ExpSub(sc, maxScore)
+			j.weigh(out, sc, float32(1/sum), t, kv)
+		}
 	}
 }
 
-// attBlock is the number of keys whose scores attention computes before
-// their exponentials (one vector pass, kernels.ExpSub) and their weighted
-// values: the softmax is online across blocks, rescaled at most once per
-// block.
-const attBlock = 64
+// scores sets sc[t] to the scaled score of q with the key of position
+// first+t (the head's part of the key row at offset kv).
+func (j *attentionJob) scores(sc, q []float32, first, kv int) {
+	rows, width := j.cache.spec.Rows, j.cache.spec.Width
+	for t := 0; t < len(sc); {
+		r := (first + t) % rows
+		seg := sc[t:min(len(sc), t+rows-r)] // up to the end of a ring
+		kernels.DotsF32F16(seg, q, j.cache.k[r*width+kv:], width)
+		t += len(seg)
+	}
+	if j.a.Scale != 1 {
+		kernels.ScaleF32(sc, j.a.Scale)
+	}
+}
+
+// weigh adds to out the values of positions first … first+len(w)−1 weighted
+// by w[t]·inv rounded to FP16 (w is overwritten).
+func (j *attentionJob) weigh(out, w []float32, inv float32, first, kv int) {
+	kernels.ScaleF32(w, inv)
+	roundFP16(w, w)
+	rows, width := j.cache.spec.Rows, j.cache.spec.Width
+	for t := 0; t < len(w); {
+		r := (first + t) % rows
+		seg := w[t:min(len(w), t+rows-r)]
+		kernels.AxpysF32F16(out, seg, j.cache.v[r*width+kv:], width)
+		t += len(seg)
+	}
+}
+
+// maxHeadDim is the largest head dimension attention takes.
+const maxHeadDim = 512
+
+// roundFP16 sets dst[i] to src[i] rounded to FP16 precision.
+func roundFP16(dst, src []float32) {
+	for i, v := range src {
+		dst[i] = kernels.FP16ToFP32(kernels.FP32ToFP16(v))
+	}
+}
+
+// attScores is the number of scores attention keeps at once (16 KiB of a
+// worker's stack).
+const attScores = 4096

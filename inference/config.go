@@ -1,24 +1,16 @@
 // Package inference runs GGUF language models: it loads the weights of a model
-// in place from the file mapping, keeps an FP16 key/value cache, and computes the
-// forward pass of the llama and qwen2 architectures (prompts in batches, then
-// one token at a time).
+// in place from the file mapping, keeps per-layer caches (FP16 keys and
+// values, sliding-window rings, convolution states), and computes the forward
+// pass of every architecture in the registry (arch.go): prompts in batches,
+// then one token at a time.
 package inference
 
 import (
-	"errors"
 	"fmt"
-
-	"github.com/edgellm/edgellm/gguf"
 )
 
-// Arch names a supported model architecture (GGUF general.architecture).
+// Arch names a model architecture (GGUF general.architecture).
 type Arch string
-
-// The supported architectures.
-const (
-	ArchLlama Arch = "llama" // Llama 1/2/3, TinyLlama, SmolLM, Mistral-style models
-	ArchQwen2 Arch = "qwen2" // Qwen2 and Qwen2.5: Q/K/V biases, half-split RoPE
-)
 
 // RopeStyle is how RoPE pairs the dimensions of a head.
 type RopeStyle int
@@ -26,134 +18,186 @@ type RopeStyle int
 // The RoPE layouts.
 const (
 	RopeNorm RopeStyle = iota // consecutive pairs (x[2i], x[2i+1]): llama
-	RopeNeox                  // half-split pairs (x[i], x[i+d/2]): qwen2
+	RopeNeox                  // half-split pairs (x[i], x[i+d/2]): qwen2, qwen3, gemma3, phi3, lfm2
 )
 
-// Config holds a model's hyper-parameters, all read from GGUF metadata.
-type Config struct {
-	Arch       Arch
-	Name       string
-	NEmbd      int     // hidden size
-	NLayer     int     // transformer blocks
-	NHead      int     // query heads
-	NHeadKV    int     // key/value heads (GQA/MQA when < NHead)
-	HeadDim    int     // dimension of one head
-	NFF        int     // feed-forward hidden size
-	NVocab     int     // vocabulary size
-	NCtxTrain  int     // context length the model was trained with
-	RopeDim    int     // dimensions of a head that RoPE rotates
-	RopeBase   float32 // RoPE frequency base
-	RopeScale  float32 // RoPE linear frequency scale (1 = none)
-	RopeStyle  RopeStyle
-	NormEps    float32 // RMSNorm epsilon
-	HasQKVBias bool    // Q/K/V projections have biases (qwen2)
+func (s RopeStyle) String() string {
+	if s == RopeNeox {
+		return "neox"
+	}
+	return "normal"
 }
 
-// KVDim is the width of the key (and value) vectors of one layer and position.
+// Config holds a model's hyper-parameters, all read from GGUF metadata, and
+// the description of each of its layers.
+//
+// The model-wide fields (NHead … RopeScale) are the values the metadata gives
+// for the model as a whole, as `info` shows them; Layers says what each layer
+// actually computes, and it is what the forward pass, the caches and the
+// memory estimates read.
+type Config struct {
+	Arch      Arch
+	Name      string
+	NEmbd     int     // hidden size
+	NLayer    int     // blocks
+	NHead     int     // query heads
+	NHeadKV   int     // key/value heads of the attention layers (GQA/MQA when < NHead)
+	HeadDim   int     // dimension of one head
+	NFF       int     // feed-forward hidden size
+	NVocab    int     // vocabulary size
+	NCtxTrain int     // context length the model was trained with
+	RopeDim   int     // dimensions of a head that RoPE rotates
+	RopeBase  float32 // RoPE frequency base (of the global layers)
+	RopeScale float32 // RoPE linear frequency scale of the global layers (1 = none)
+	RopeStyle RopeStyle
+	NormEps   float32 // RMSNorm epsilon
+
+	// EmbedScale multiplies the token embeddings (Gemma: sqrt(NEmbd)); 1 = none.
+	EmbedScale float32
+	// FinalSoftcap, when > 0, caps the logits: c·tanh(logits/c) (Gemma).
+	FinalSoftcap float32
+	// FinalNorm is the tensor of the norm before the output projection
+	// ("output_norm.weight"; lfm2: "token_embd_norm.weight").
+	FinalNorm string
+	// Ropes are the distinct RoPE settings of the layers; an attention block
+	// names its own by index (AttnSpec.Rope), so that each setting's angles
+	// are computed once per batch.
+	Ropes []RopeSpec
+	// Layers describes each block, in order.
+	Layers []LayerSpec
+}
+
+// LayerSpec describes one block: a mixer (attention or a gated short
+// convolution) then a feed-forward network, each read from a normalised copy
+// of the residual stream and added back to it, optionally normalised again
+// before the addition (Gemma's post-norms).
+type LayerSpec struct {
+	Mixer        MixerKind
+	Attn         AttnSpec // when Mixer is MixAttention
+	ConvL        int      // when Mixer is MixShortConv: the kernel length (shortconv.l_cache)
+	PostAttnNorm bool     // the mixer's output is RMS-normed (post_attention_norm) before it is added
+	FFN          FFNSpec
+	PostFFNNorm  bool // the feed-forward output is RMS-normed (post_ffw_norm) before it is added
+}
+
+// MixerKind is what mixes information across positions in a block.
+type MixerKind int
+
+// The mixers.
+const (
+	MixAttention MixerKind = iota // causal self-attention over the layer's KV cache
+	MixShortConv                  // lfm2's gated short convolution over the last ConvL positions
+)
+
+// AttnSpec describes an attention block.
+type AttnSpec struct {
+	NHead, NHeadKV, HeadDim int
+	FusedQKV                bool    // one attn_qkv matrix: rows [Q | K | V] (phi3)
+	QKVBias                 bool    // Q/K/V projections have biases (qwen2)
+	QKNorm                  bool    // Q and K are RMS-normed per head before RoPE (attn_q_norm, attn_k_norm)
+	Rope                    int     // index in Config.Ropes; -1: no RoPE in this layer (smollm3's NoPE layers)
+	Window                  int     // sliding window: a query sees the Window latest positions, itself included; 0 = all
+	QScale                  float32 // multiplies Q after RoPE (gemma3, phi3: 1/sqrt(head dim)); 1 = none
+	Scale                   float32 // multiplies the scores (llama: 1/sqrt(head dim); 1 where QScale does it)
+}
+
+// QDim is the width of the query projection; KVDim that of the keys and
+// values.
+func (a *AttnSpec) QDim() int  { return a.NHead * a.HeadDim }
+func (a *AttnSpec) KVDim() int { return a.NHeadKV * a.HeadDim }
+
+// FFNSpec describes a gated feed-forward block: down(act(gate·h) × up·h).
+type FFNSpec struct {
+	NFF     int
+	Act     Activation
+	FusedUp bool // gate and up are one ffn_up matrix of 2·NFF rows, the gate first (phi3)
+}
+
+// Activation is the gate's non-linearity.
+type Activation int
+
+// The activations.
+const (
+	ActSiLU Activation = iota // SwiGLU
+	ActGELU                   // GELU, tanh form, through the reference's FP16 table (GEGLU)
+)
+
+func (a Activation) String() string {
+	if a == ActGELU {
+		return "gelu"
+	}
+	return "silu"
+}
+
+// RopeSpec is one RoPE setting: which dimensions rotate, and how fast.
+type RopeSpec struct {
+	Style RopeStyle
+	Dim   int     // dimensions of a head that rotate (the rest pass through)
+	Base  float32 // frequency base
+	Scale float32 // linear frequency scale (1 = none)
+	// Factors divide the frequencies pair by pair (Llama 3's rope_freqs);
+	// with LongRoPE (phi3) these are the short factors, used while the
+	// context is at most OrigCtx, and FactorsLong above it.
+	Factors, FactorsLong []float32
+	OrigCtx              int
+	AttnFactor           float32 // multiplies cos and sin (LongRoPE's attn_factor); 1 = none
+	// FactorsTensor and FactorsLongTensor name the optional 1-D tensors the
+	// loader reads Factors and FactorsLong from ("" = none).
+	FactorsTensor, FactorsLongTensor string
+}
+
+// factorsFor returns the per-pair frequency divisors for a context of ctx
+// positions (LongRoPE chooses its short or long factors by the context, as
+// the reference does).
+func (r *RopeSpec) factorsFor(ctx int) []float32 {
+	if r.FactorsLong != nil && ctx > r.OrigCtx {
+		return r.FactorsLong
+	}
+	return r.Factors
+}
+
+// KVDim is the width of the key (and value) vectors of the model's attention
+// layers (of the first attention layer when they differ).
 func (c *Config) KVDim() int { return c.NHeadKV * c.HeadDim }
 
-// KVCacheBytes is the size of an FP16 key/value cache for ctx positions.
-func (c *Config) KVCacheBytes(ctx int) int64 {
-	return int64(ctx) * int64(c.NLayer) * int64(c.KVDim()) * 2 /* K and V */ * 2 /* FP16 */
-}
-
-// ReadConfig reads and validates the hyper-parameters of the model in f.
-func ReadConfig(f *gguf.File) (Config, error) {
-	var c Config
-	arch, err := f.String("general.architecture")
-	if err != nil {
-		return c, fmt.Errorf("inference: %w", err)
-	}
-	c.Arch = Arch(arch)
-	switch c.Arch {
-	case ArchLlama:
-		c.RopeStyle = RopeNorm
-	case ArchQwen2:
-		c.RopeStyle = RopeNeox
-		c.HasQKVBias = true
-	default:
-		return c, fmt.Errorf("inference: unsupported architecture %q (supported: llama, qwen2)", arch)
-	}
-	c.Name, _ = f.String("general.name")
-	p := arch + "."
-	ints := []struct {
-		key      string
-		dst      *int
-		optional bool
-	}{
-		{p + "embedding_length", &c.NEmbd, false},
-		{p + "block_count", &c.NLayer, false},
-		{p + "attention.head_count", &c.NHead, false},
-		{p + "attention.head_count_kv", &c.NHeadKV, true},
-		{p + "feed_forward_length", &c.NFF, false},
-		{p + "context_length", &c.NCtxTrain, false},
-		{p + "attention.key_length", &c.HeadDim, true},
-		{p + "rope.dimension_count", &c.RopeDim, true},
-	}
-	for _, it := range ints {
-		v, err := f.Uint(it.key)
-		if err != nil {
-			if it.optional && errors.Is(err, gguf.ErrNotFound) {
-				continue
-			}
-			return c, fmt.Errorf("inference: %w", err)
+// Summary describes the layers in a few words, e.g. "26 layers: 22
+// sliding-window (512), 4 global" or "16 layers: 10 short convolution, 6
+// attention".
+func (c *Config) Summary() string {
+	var global, sliding, conv, nope int
+	window := 0
+	for i := range c.Layers {
+		l := &c.Layers[i]
+		switch {
+		case l.Mixer == MixShortConv:
+			conv++
+		case l.Attn.Window > 0:
+			sliding++
+			window = l.Attn.Window
+		default:
+			global++
 		}
-		if v == 0 || v > 1<<24 {
-			return c, fmt.Errorf("inference: metadata %q = %d is out of range", it.key, v)
+		if l.Mixer == MixAttention && l.Attn.Rope < 0 {
+			nope++
 		}
-		*it.dst = int(v)
 	}
-	if c.NHeadKV == 0 {
-		c.NHeadKV = c.NHead
+	s := fmt.Sprintf("%d layers", len(c.Layers))
+	var parts []string
+	if sliding > 0 {
+		parts = append(parts, fmt.Sprintf("%d sliding-window (%d)", sliding, window), fmt.Sprintf("%d global", global))
 	}
-	if c.NHead%c.NHeadKV != 0 {
-		return c, fmt.Errorf("inference: %d query heads are not a multiple of %d key/value heads", c.NHead, c.NHeadKV)
+	if conv > 0 {
+		parts = append(parts, fmt.Sprintf("%d short convolution", conv), fmt.Sprintf("%d attention", global+sliding))
 	}
-	if c.HeadDim == 0 {
-		if c.NEmbd%c.NHead != 0 {
-			return c, fmt.Errorf("inference: embedding length %d is not a multiple of the head count %d", c.NEmbd, c.NHead)
+	if nope > 0 {
+		parts = append(parts, fmt.Sprintf("%d without RoPE", nope))
+	}
+	for i, p := range parts {
+		if i == 0 {
+			s += ": " + p
+		} else {
+			s += ", " + p
 		}
-		c.HeadDim = c.NEmbd / c.NHead
 	}
-	if c.RopeDim == 0 {
-		c.RopeDim = c.HeadDim
-	}
-	if c.RopeDim > c.HeadDim || c.RopeDim%2 != 0 {
-		return c, fmt.Errorf("inference: rope dimension %d must be even and at most the head dimension %d", c.RopeDim, c.HeadDim)
-	}
-	if c.HeadDim%2 != 0 {
-		return c, fmt.Errorf("inference: head dimension %d is odd", c.HeadDim)
-	}
-	c.RopeBase = 10000
-	if v, err := f.Float(p + "rope.freq_base"); err == nil {
-		c.RopeBase = float32(v)
-	} else if !errors.Is(err, gguf.ErrNotFound) {
-		return c, fmt.Errorf("inference: %w", err)
-	}
-	if !(c.RopeBase > 1) {
-		return c, fmt.Errorf("inference: rope frequency base %v must be > 1", c.RopeBase)
-	}
-	c.RopeScale = 1
-	if typ, err := f.String(p + "rope.scaling.type"); err == nil && typ != "none" {
-		if typ != "linear" {
-			return c, fmt.Errorf("inference: unsupported rope scaling %q (supported: none, linear)", typ)
-		}
-		factor, err := f.Float(p + "rope.scaling.factor")
-		if err != nil {
-			return c, fmt.Errorf("inference: linear rope scaling: %w", err)
-		}
-		if !(factor > 0) {
-			return c, fmt.Errorf("inference: rope scaling factor %v must be > 0", factor)
-		}
-		c.RopeScale = float32(1 / factor)
-	}
-	eps, err := f.Float(p + "attention.layer_norm_rms_epsilon")
-	if err != nil {
-		return c, fmt.Errorf("inference: %w", err)
-	}
-	if !(eps > 0 && eps < 1) {
-		return c, fmt.Errorf("inference: RMSNorm epsilon %v out of range", eps)
-	}
-	c.NormEps = float32(eps)
-	return c, nil
+	return s
 }

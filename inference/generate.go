@@ -209,9 +209,10 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 		}
 		reuse = max(min(reuse, len(prompt)-1), 0) // the last prompt token gives the logits
 	}
-	if reuse > 0 {
-		s.Rewind(reuse)
-	} else {
+	// A state that cannot continue from the shared prefix (a sliding-window
+	// ring or a convolution state that moved past it) prefills it again.
+	if reuse == 0 || !s.Rewind(reuse) {
+		reuse = 0
 		s.Reset()
 	}
 	res.CachedTokens = reuse

@@ -53,7 +53,7 @@ func TestStoriesGreedyFromBOS(t *testing.T) {
 // TestGenerateZeroAllocs checks that generating a token allocates nothing once
 // the generator has warmed up.
 func TestGenerateZeroAllocs(t *testing.T) {
-	for _, name := range []string{"stories260K", "tiny-q4_k_m", "tiny-q4_1", "qwen2-tiny-q8_0"} {
+	for _, name := range zeroAllocModels {
 		t.Run(name, func(t *testing.T) {
 			m := loadTestModel(t, name)
 			s, err := m.NewState(256, 2)
@@ -224,3 +224,8 @@ func TestGenerateReusePrefix(t *testing.T) {
 		}
 	}
 }
+
+// zeroAllocModels are the models the zero-allocation tests run: every
+// architecture and the kinds of matmul input (Q8_K, Q8_1, Q8_0, F32).
+var zeroAllocModels = []string{"stories260K", "tiny-q4_k_m", "tiny-q4_1", "qwen2-tiny-q8_0",
+	"qwen3-tiny-q4_k_m", "gemma3-tiny-q8_0", "phi3-tiny-q8_0", "lfm2-tiny-q8_0", "smollm3-tiny-q4_k_m"}

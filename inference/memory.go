@@ -13,7 +13,7 @@ import (
 // Memory is a report of the memory an engine uses, in bytes.
 type Memory struct {
 	Heap    int64 // live Go heap after a collection: the engine's own memory
-	KVCache int64 // the part of Heap that is the KV cache
+	KVCache int64 // the part of Heap that is the layers' caches (keys and values, convolution states)
 	Mapped  int64 // size of the mapped model file (in the page cache, not the heap)
 	RSS     int64 // resident set size of the process (includes mapped pages read)
 }
@@ -25,7 +25,7 @@ func MeasureMemory(s *State) Memory {
 	runtime.ReadMemStats(&ms)
 	return Memory{
 		Heap:    int64(ms.HeapAlloc),
-		KVCache: s.m.Config.KVCacheBytes(s.Ctx()),
+		KVCache: s.m.Config.CacheBytes(s.Ctx()),
 		Mapped:  int64(s.m.File.Size),
 		RSS:     residentBytes(),
 	}
@@ -71,8 +71,8 @@ func procKB(path, key string) int64 {
 // Estimate is the memory a model needs at a given context, in bytes.
 type Estimate struct {
 	Weights int64 // tensor data, mapped from the file
-	KVCache int64 // FP16 keys and values
-	Buffers int64 // activations, RoPE tables and logits
+	KVCache int64 // the layers' caches: FP16 keys and values, convolution states
+	Buffers int64 // activations, RoPE rows and logits
 }
 
 // EstimateMemory estimates the memory of running the model with ctx positions.
@@ -82,13 +82,52 @@ func (m *Model) EstimateMemory(ctx int) Estimate {
 	for _, t := range m.File.Tensors {
 		w += int64(len(t.Data))
 	}
-	// Per-token scratch for a batch of maxBatch tokens, the logits rows Eval
-	// keeps, the RoPE tables, and the quantized copies of the matmul inputs.
-	perToken := 3*c.NEmbd + 2*c.NHead*c.HeadDim + 2*c.KVDim() + 2*c.NFF
-	logitRows := min(maxBatch, max(1, (1<<18)/c.NVocab))
-	floats := maxBatch*perToken + logitRows*c.NVocab + ctx*c.RopeDim
-	acts := maxBatch * 2 * (c.NEmbd + c.NHead*c.HeadDim + c.NFF)
-	return Estimate{Weights: w, KVCache: c.KVCacheBytes(ctx), Buffers: int64(4*floats + 4*acts)}
+	// The batch buffers of a State (NewState), the logits rows Eval keeps,
+	// the RoPE rows, and the quantized copies of the matmul inputs.
+	b := c.buffers()
+	perToken := 3*c.NEmbd + 2*b.qDim + 2*b.kvDim + b.qkv + b.hb + b.hb2 + b.bcu
+	logitRows := min(maxBatch, max(1, logitBudget/c.NVocab))
+	floats := maxBatch*perToken + logitRows*c.NVocab
+	for _, r := range c.Ropes {
+		floats += maxBatch * r.Dim
+	}
+	acts := maxBatch * 2 * (c.NEmbd + b.qDim + b.hb)
+	return Estimate{Weights: w, KVCache: c.CacheBytes(ctx), Buffers: int64(4*floats + 4*acts)}
+}
+
+// bufferWidths are the widths of a State's batch buffers: the largest any
+// layer needs (0 for buffers no layer uses).
+type bufferWidths struct {
+	qDim, kvDim int // query and key/value projections
+	qkv         int // a fused Q/K/V projection
+	hb, hb2     int // the feed-forward hidden buffers (hb2 doubled with a fused ffn_up)
+	bcu         int // a short convolution's input projection
+}
+
+func (c *Config) buffers() bufferWidths {
+	var b bufferWidths
+	fused, fusedUp := false, false
+	for i := range c.Layers {
+		l := &c.Layers[i]
+		switch l.Mixer {
+		case MixAttention:
+			b.qDim = max(b.qDim, l.Attn.QDim())
+			b.kvDim = max(b.kvDim, l.Attn.KVDim())
+			fused = fused || l.Attn.FusedQKV
+		case MixShortConv:
+			b.bcu = 3 * c.NEmbd
+		}
+		b.hb = max(b.hb, l.FFN.NFF)
+		fusedUp = fusedUp || l.FFN.FusedUp
+	}
+	b.hb2 = b.hb
+	if fusedUp {
+		b.hb2 = 2 * b.hb
+	}
+	if fused {
+		b.qkv = b.qDim + 2*b.kvDim
+	}
+	return b
 }
 
 // TypeHistogram counts the tensors of each type.

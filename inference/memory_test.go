@@ -36,7 +36,7 @@ func TestHeapWithinKVBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			used := liveHeap() - before
-			kv := m.Config.KVCacheBytes(512)
+			kv := m.Config.CacheBytes(512)
 			limit := kv + kv/10 + 8<<20
 			t.Logf("heap %.2f MiB, KV cache %.2f MiB, limit %.2f MiB", float64(used)/(1<<20), float64(kv)/(1<<20), float64(limit)/(1<<20))
 			if used > limit {

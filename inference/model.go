@@ -23,28 +23,38 @@ type Matrix struct {
 // Row returns the bytes of row r.
 func (m *Matrix) Row(r int) []byte { return m.Data[r*m.RowBytes : (r+1)*m.RowBytes] }
 
-// Layer holds the weights of one transformer block.
+// Layer holds the weights of one block; which are set depends on the
+// block's LayerSpec.
 type Layer struct {
-	AttnNorm   []float32
-	Wq, Wk, Wv *Matrix
-	Bq, Bk, Bv []float32 // nil unless Config.HasQKVBias
-	Wo         *Matrix
-	FFNNorm    []float32
-	Gate, Up   *Matrix
-	Down       *Matrix
+	AttnNorm []float32 // the mixer's input norm
+	// Attention (MixAttention): Wq, Wk and Wv, or Wqkv when fused.
+	Wq, Wk, Wv   *Matrix
+	Wqkv         *Matrix   // rows [Q | K | V]
+	Bq, Bk, Bv   []float32 // biases, when AttnSpec.QKVBias
+	QNorm, KNorm []float32 // per-head norms (HeadDim), when AttnSpec.QKNorm
+	Wo           *Matrix
+	// Gated short convolution (MixShortConv): ConvIn gives [b | c | u],
+	// ConvW holds the kernel tap by tap (ConvL rows of NEmbd: tap k of
+	// every channel together), ConvOut projects c × conv(b × u).
+	ConvIn, ConvOut *Matrix
+	ConvW           []float32
+	PostAttnNorm    []float32 // when LayerSpec.PostAttnNorm
+	FFNNorm         []float32
+	Gate, Up        *Matrix // Up has 2·NFF rows, the gate first, when FFNSpec.FusedUp (Gate nil)
+	Down            *Matrix
+	PostFFNNorm     []float32 // when LayerSpec.PostFFNNorm
 }
 
 // Model is a loaded model: its configuration and weights, which point into the
 // GGUF file mapping. A Model is read-only and may be shared by many States.
 type Model struct {
-	Config      Config
-	File        *gguf.File
-	Embed       *Matrix // token embeddings, one row per token
-	Layers      []Layer
-	OutNorm     []float32
-	Output      *Matrix   // output projection; Embed when the embeddings are tied
-	RopeFactors []float32 // per-frequency divisors (Llama 3 rope_freqs), or nil
-	Tokenizer   *tokenizer.Tokenizer
+	Config    Config
+	File      *gguf.File
+	Embed     *Matrix // token embeddings, one row per token
+	Layers    []Layer
+	OutNorm   []float32
+	Output    *Matrix // output projection; Embed when the embeddings are tied
+	Tokenizer *tokenizer.Tokenizer
 }
 
 // Load opens the GGUF file at path and loads the model in it.
@@ -78,39 +88,25 @@ func FromFile(f *gguf.File) (*Model, error) {
 		return nil, l.err
 	}
 	cfg.NVocab = m.Embed.Rows
-	m.Config = cfg
-	qDim, kvDim := cfg.NHead*cfg.HeadDim, cfg.KVDim()
+	for i := range cfg.Ropes {
+		r := &cfg.Ropes[i]
+		r.Factors = l.optVector(r.FactorsTensor, r.Dim/2)
+		r.FactorsLong = l.optVector(r.FactorsLongTensor, r.Dim/2)
+	}
 	m.Layers = make([]Layer, cfg.NLayer)
 	for i := range m.Layers {
-		p := fmt.Sprintf("blk.%d.", i)
-		L := &m.Layers[i]
-		L.AttnNorm = l.vector(p+"attn_norm.weight", cfg.NEmbd)
-		L.Wq = l.matrix(p+"attn_q.weight", cfg.NEmbd, qDim)
-		L.Wk = l.matrix(p+"attn_k.weight", cfg.NEmbd, kvDim)
-		L.Wv = l.matrix(p+"attn_v.weight", cfg.NEmbd, kvDim)
-		if cfg.HasQKVBias {
-			L.Bq = l.vector(p+"attn_q.bias", qDim)
-			L.Bk = l.vector(p+"attn_k.bias", kvDim)
-			L.Bv = l.vector(p+"attn_v.bias", kvDim)
-		}
-		L.Wo = l.matrix(p+"attn_output.weight", qDim, cfg.NEmbd)
-		L.FFNNorm = l.vector(p+"ffn_norm.weight", cfg.NEmbd)
-		L.Gate = l.matrix(p+"ffn_gate.weight", cfg.NEmbd, cfg.NFF)
-		L.Up = l.matrix(p+"ffn_up.weight", cfg.NEmbd, cfg.NFF)
-		L.Down = l.matrix(p+"ffn_down.weight", cfg.NFF, cfg.NEmbd)
+		l.layer(&m.Layers[i], &cfg.Layers[i], i, cfg.NEmbd)
 	}
-	m.OutNorm = l.vector("output_norm.weight", cfg.NEmbd)
+	m.OutNorm = l.vector(cfg.FinalNorm, cfg.NEmbd)
 	if _, ok := f.Tensor("output.weight"); ok {
 		m.Output = l.matrix("output.weight", cfg.NEmbd, cfg.NVocab)
 	} else {
 		m.Output = m.Embed // tied embeddings
 	}
-	if _, ok := f.Tensor("rope_freqs.weight"); ok {
-		m.RopeFactors = l.vector("rope_freqs.weight", cfg.RopeDim/2)
-	}
 	if l.err != nil {
 		return nil, l.err
 	}
+	m.Config = cfg
 	if m.Tokenizer, err = tokenizer.FromGGUF(f); err != nil {
 		return nil, fmt.Errorf("inference: %w", err)
 	}
@@ -118,6 +114,62 @@ func FromFile(f *gguf.File) (*Model, error) {
 		return nil, fmt.Errorf("inference: tokenizer has %d tokens but token_embd.weight has %d rows", n, cfg.NVocab)
 	}
 	return m, nil
+}
+
+// layer loads the weights of block i as its description says.
+func (l *loader) layer(L *Layer, spec *LayerSpec, i, nEmbd int) {
+	p := fmt.Sprintf("blk.%d.", i)
+	L.AttnNorm = l.vector(p+"attn_norm.weight", nEmbd)
+	switch spec.Mixer {
+	case MixAttention:
+		a := &spec.Attn
+		qDim, kvDim := a.QDim(), a.KVDim()
+		if a.FusedQKV {
+			L.Wqkv = l.matrix(p+"attn_qkv.weight", nEmbd, qDim+2*kvDim)
+		} else {
+			L.Wq = l.matrix(p+"attn_q.weight", nEmbd, qDim)
+			L.Wk = l.matrix(p+"attn_k.weight", nEmbd, kvDim)
+			L.Wv = l.matrix(p+"attn_v.weight", nEmbd, kvDim)
+		}
+		if a.QKVBias {
+			L.Bq = l.vector(p+"attn_q.bias", qDim)
+			L.Bk = l.vector(p+"attn_k.bias", kvDim)
+			L.Bv = l.vector(p+"attn_v.bias", kvDim)
+		}
+		if a.QKNorm {
+			L.QNorm = l.vector(p+"attn_q_norm.weight", a.HeadDim)
+			L.KNorm = l.vector(p+"attn_k_norm.weight", a.HeadDim)
+		}
+		L.Wo = l.matrix(p+"attn_output.weight", qDim, nEmbd)
+	case MixShortConv:
+		L.ConvIn = l.matrix(p+"shortconv.in_proj.weight", nEmbd, 3*nEmbd)
+		L.ConvOut = l.matrix(p+"shortconv.out_proj.weight", nEmbd, nEmbd)
+		if w := l.floats(p+"shortconv.conv.weight", spec.ConvL, nEmbd); w != nil {
+			// The file holds each channel's taps together; the convolution
+			// reads each tap across the channels.
+			L.ConvW = make([]float32, len(w))
+			for ch := range nEmbd {
+				for k := range spec.ConvL {
+					L.ConvW[k*nEmbd+ch] = w[ch*spec.ConvL+k]
+				}
+			}
+		}
+	}
+	if spec.PostAttnNorm {
+		L.PostAttnNorm = l.vector(p+"post_attention_norm.weight", nEmbd)
+	}
+	L.FFNNorm = l.vector(p+"ffn_norm.weight", nEmbd)
+	f := &spec.FFN
+	if f.FusedUp {
+		L.Up = l.matrix(p+"ffn_up.weight", nEmbd, 2*f.NFF)
+	} else {
+		L.Gate = l.matrix(p+"ffn_gate.weight", nEmbd, f.NFF)
+		L.Up = l.matrix(p+"ffn_up.weight", nEmbd, f.NFF)
+	}
+	L.Down = l.matrix(p+"ffn_down.weight", f.NFF, nEmbd)
+	if spec.PostFFNNorm {
+		L.PostFFNNorm = l.vector(p+"post_ffw_norm.weight", nEmbd)
+	}
 }
 
 // LoadTokenizer reads only the tokenizer of a GGUF file (a model or a
@@ -178,6 +230,32 @@ func (l *loader) matrix(name string, cols, rows int) *Matrix {
 		return nil
 	}
 	return &Matrix{Name: name, Type: t.Type, Rows: int(t.Dims[1]), Cols: cols, RowBytes: rb, Data: t.Data}
+}
+
+// optVector is vector for a tensor that may be absent (nil then, as for an
+// empty name).
+func (l *loader) optVector(name string, n int) []float32 {
+	if name == "" {
+		return nil
+	}
+	if _, ok := l.f.Tensor(name); !ok {
+		return nil
+	}
+	return l.vector(name, n)
+}
+
+// floats returns the 2-D tensor name of rows rows of cols values as float32
+// (dequantized when it is not F32).
+func (l *loader) floats(name string, cols, rows int) []float32 {
+	w := l.matrix(name, cols, rows)
+	if w == nil {
+		return nil
+	}
+	out := make([]float32, cols*rows)
+	for r := range rows {
+		kernels.DequantizeRow(w.Type, w.Row(r), out[r*cols:(r+1)*cols])
+	}
+	return out
 }
 
 // vector returns the 1-D tensor name of n values as float32. F32 data are used

@@ -1,9 +1,14 @@
 package inference
 
-// PrefixCache keeps copies of the KV cache of recent prompts, so a request
+// PrefixCache keeps copies of the caches of recent prompts, so a request
 // that shares a prefix with any of them (not only with the previous one)
-// skips prefilling it. It holds at most Budget bytes of KV data and drops the
-// least recently used prompt first. It is not safe for concurrent use.
+// skips prefilling it. It holds at most Budget bytes of cache data and drops
+// the least recently used prompt first. It is not safe for concurrent use.
+//
+// A model whose layers all keep full key/value caches can reuse any prefix
+// of a kept prompt. A sliding-window ring or a convolution state cannot be
+// rewound, so with such layers a kept prompt is reused only by a prompt that
+// extends it whole; otherwise the request prefills, never reusing wrongly.
 type PrefixCache struct {
 	budget int64
 	used   int64
@@ -13,18 +18,17 @@ type PrefixCache struct {
 
 type prefixItem struct {
 	tokens []int32
-	k, v   [][]uint16 // per layer, len(tokens) positions
-	bytes  int64
+	data   []byte // State.saveCaches at len(tokens)
 	last   uint64
 }
 
-// NewPrefixCache makes a cache of at most budget bytes of KV data.
+// NewPrefixCache makes a cache of at most budget bytes of cache data.
 func NewPrefixCache(budget int64) *PrefixCache { return &PrefixCache{budget: budget} }
 
-// Len is the number of prompts kept; Bytes their KV size.
+// Len is the number of prompts kept; Bytes their cache size.
 func (c *PrefixCache) Len() int { return len(c.items) }
 
-// Bytes is the KV data kept, in bytes.
+// Bytes is the cache data kept, in bytes.
 func (c *PrefixCache) Bytes() int64 { return c.used }
 
 func commonPrefix(a, b []int32) int {
@@ -35,19 +39,22 @@ func commonPrefix(a, b []int32) int {
 	return n
 }
 
-// Store keeps a copy of the KV cache of tokens, which the first len(tokens)
-// positions of s must hold. A prompt already covered by a kept one is not
-// stored twice; one that covers kept ones replaces them.
+// Store keeps a copy of the caches of tokens, which the first len(tokens)
+// positions of s must hold; it keeps nothing when s cannot be rewound to
+// len(tokens) (see State.CanRewind). A prompt already covered by a kept one
+// is not stored twice; one that covers kept ones replaces them.
 func (c *PrefixCache) Store(s *State, tokens []int32) {
 	n := len(tokens)
-	kvDim := s.c.KVDim()
-	size := int64(n) * int64(s.c.NLayer) * int64(kvDim) * 4
-	if n == 0 || n > s.pos || size > c.budget {
+	if n == 0 || !s.CanRewind(n) {
+		return
+	}
+	size := int64(s.cachesBytes(n))
+	if size > c.budget {
 		return
 	}
 	c.clock++
 	for _, it := range c.items {
-		if commonPrefix(it.tokens, tokens) == n { // covered by it
+		if commonPrefix(it.tokens, tokens) == n && s.restorable(len(it.tokens), n) { // covered by it
 			it.last = c.clock
 			return
 		}
@@ -55,21 +62,18 @@ func (c *PrefixCache) Store(s *State, tokens []int32) {
 	kept := c.items[:0]
 	for _, it := range c.items {
 		if commonPrefix(it.tokens, tokens) == len(it.tokens) { // a prefix of the new one
-			c.used -= it.bytes
+			c.used -= int64(len(it.data))
 			continue
 		}
 		kept = append(kept, it)
 	}
+	clear(c.items[len(kept):])
 	c.items = kept
 	for c.used+size > c.budget {
 		c.evict()
 	}
-	it := &prefixItem{tokens: append([]int32(nil), tokens...), bytes: size, last: c.clock,
-		k: make([][]uint16, s.c.NLayer), v: make([][]uint16, s.c.NLayer)}
-	for l := range it.k {
-		it.k[l] = append([]uint16(nil), s.KV.K[l][:n*kvDim]...)
-		it.v[l] = append([]uint16(nil), s.KV.V[l][:n*kvDim]...)
-	}
+	it := &prefixItem{tokens: append([]int32(nil), tokens...), last: c.clock,
+		data: s.saveCaches(make([]byte, 0, size), n)}
 	c.items = append(c.items, it)
 	c.used += size
 }
@@ -82,33 +86,36 @@ func (c *PrefixCache) evict() {
 			oldest = i
 		}
 	}
-	c.used -= c.items[oldest].bytes
+	c.used -= int64(len(c.items[oldest].data))
 	c.items = append(c.items[:oldest], c.items[oldest+1:]...)
 }
 
-// Restore finds the kept prompt sharing the longest prefix with prompt and,
-// when that prefix is longer than the one prompt shares with current (the
-// tokens already in s, see Generator.Tokens), copies its KV cache into s and
-// returns the prefix's tokens; the caller then passes them to
-// Generator.Adopt. It returns nil when nothing better is kept.
+// Restore finds the kept prompt whose caches can restore the longest prefix
+// of prompt (leaving its last token to compute the logits) and, when that is
+// longer than what the state itself can reuse of current (the tokens already
+// in s, see Generator.Tokens), restores it into s and returns the prefix's
+// tokens; the caller then passes them to Generator.Adopt. It returns nil
+// when nothing better is kept.
 func (c *PrefixCache) Restore(s *State, prompt, current []int32) []int32 {
+	limit := len(prompt) - 1 // the last prompt token gives the logits
+	bestLen := min(commonPrefix(current, prompt), limit)
+	if s.Pos() != len(current) || !s.CanRewind(bestLen) {
+		bestLen = 0
+	}
 	var best *prefixItem
-	bestLen := commonPrefix(current, prompt)
 	for _, it := range c.items {
-		if p := commonPrefix(it.tokens, prompt); p > bestLen {
+		n := len(it.tokens)
+		p := min(commonPrefix(it.tokens, prompt), limit)
+		if p > bestLen && p <= s.Ctx() && s.restorable(n, p) {
 			best, bestLen = it, p
 		}
 	}
-	if best == nil || bestLen > s.KV.Ctx {
+	if best == nil {
 		return nil
 	}
 	c.clock++
 	best.last = c.clock
-	kvDim := s.c.KVDim()
-	for l := range best.k {
-		copy(s.KV.K[l][:bestLen*kvDim], best.k[l])
-		copy(s.KV.V[l][:bestLen*kvDim], best.v[l])
-	}
-	s.pos = bestLen
+	s.Reset()
+	s.loadCaches(best.data, len(best.tokens), bestLen)
 	return best.tokens[:bestLen]
 }

@@ -10,28 +10,32 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"unsafe"
 )
 
-// Prompt cache files hold the KV cache of a prompt so a later run sharing
-// its prefix skips prefilling it. Layout, little-endian:
+// Prompt cache files hold the per-layer caches of a prompt so a later run
+// sharing its prefix skips prefilling it. Layout, little-endian:
 //
-//	magic "EDGELLKV", version u32, KV type u32 (1 = FP16), layers u32,
-//	KV width u32, tokens u32, model id [32] (ModelID),
+//	magic "EDGELLKV", version u32, layers u32, tokens u32, model id [32]
+//	(ModelID),
+//	for each layer: kind u32 (CacheKind), width u32, rows u32 (rows of
+//	width values that follow: for a key/value cache, the positions a
+//	sequence at `tokens` still needs, keys then values in FP16; for a
+//	convolution state, its rows in F32),
 //	tokens × int32,
-//	for each layer: K then V of the first `tokens` positions, u16 each,
+//	each layer's data, in order,
 //	sha256 of everything before [32].
 //
 // A file is written to a temporary name, synced and renamed, so a crash
 // leaves the old file or the new one, never a torn one.
 
-// PromptCacheVersion is the format version this build reads and writes.
-const PromptCacheVersion = 1
+// PromptCacheVersion is the format version this build reads and writes
+// (version 1 held one full FP16 key/value cache for every layer).
+const PromptCacheVersion = 2
 
 const (
 	promptCacheMagic  = "EDGELLKV"
-	kvTypeF16         = 1
-	promptCacheHeader = 8 + 4*5 + 32
+	promptCacheHeader = 8 + 4*3 + 32
+	promptCacheLayer  = 4 * 3
 )
 
 // ErrPromptCache is wrapped by every reason LoadCache rejects a file.
@@ -47,6 +51,9 @@ func (s *State) SaveCache(path string, tokens []int32) (err error) {
 	n := len(tokens)
 	if n == 0 || n > s.pos {
 		return fmt.Errorf("inference: prompt cache: %d tokens, the state holds %d", n, s.pos)
+	}
+	if !s.CanRewind(n) {
+		return fmt.Errorf("inference: prompt cache: the state holds %d tokens and cannot be rewound to %d", s.pos, n)
 	}
 	dir := filepath.Dir(path)
 	// Temporary files of saves that were killed (one writer per file).
@@ -66,19 +73,24 @@ func (s *State) SaveCache(path string, tokens []int32) (err error) {
 	}()
 	sum := sha256.New()
 	w := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
-	kvDim := s.c.KVDim()
 	var hdr [promptCacheHeader]byte
 	copy(hdr[:], promptCacheMagic)
-	for i, v := range []uint32{PromptCacheVersion, kvTypeF16, uint32(s.c.NLayer), uint32(kvDim), uint32(n)} {
+	for i, v := range []uint32{PromptCacheVersion, uint32(len(s.caches)), uint32(n)} {
 		binary.LittleEndian.PutUint32(hdr[8+4*i:], v)
 	}
 	id := s.m.ModelID()
-	copy(hdr[28:], id[:])
+	copy(hdr[20:], id[:])
 	w.Write(hdr[:])
+	for i := range s.caches {
+		lc := &s.caches[i]
+		rows := lc.stateBytes(n) / lc.rowBytes()
+		binary.Write(w, binary.LittleEndian, [3]uint32{uint32(lc.spec.Kind), uint32(lc.spec.Width), uint32(rows)})
+	}
 	binary.Write(w, binary.LittleEndian, tokens)
-	for l := range s.KV.K {
-		w.Write(u16Bytes(s.KV.K[l][:n*kvDim]))
-		w.Write(u16Bytes(s.KV.V[l][:n*kvDim]))
+	var data []byte
+	for i := range s.caches {
+		data = s.caches[i].save(data[:0], n)
+		w.Write(data)
 	}
 	if err = w.Flush(); err != nil {
 		return fmt.Errorf("inference: prompt cache: %w", err)
@@ -118,22 +130,35 @@ func (s *State) LoadCache(path string) ([]int32, error) {
 	if len(data) < promptCacheHeader+sha256.Size || string(data[:8]) != promptCacheMagic {
 		return reject("not a prompt cache file (or truncated)")
 	}
-	u32 := func(i int) uint32 { return binary.LittleEndian.Uint32(data[8+4*i:]) }
-	version, kvType, layers, kvDim, n := u32(0), u32(1), u32(2), u32(3), u32(4)
+	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(data[off:]) }
+	version, layers, n := u32(8), u32(12), u32(16)
 	switch {
 	case version != PromptCacheVersion:
 		return reject("format version %d, this build reads version %d", version, PromptCacheVersion)
-	case kvType != kvTypeF16:
-		return reject("KV type %d, want %d (FP16)", kvType, kvTypeF16)
-	case int(layers) != s.c.NLayer || int(kvDim) != s.c.KVDim():
-		return reject("KV shape %d layers × %d, the model has %d × %d", layers, kvDim, s.c.NLayer, s.c.KVDim())
-	case n == 0 || int(n) > s.KV.Ctx:
-		return reject("%d tokens, the context holds %d", n, s.KV.Ctx)
+	case int(layers) != len(s.caches):
+		return reject("%d layers, the model has %d", layers, len(s.caches))
+	case n == 0 || int(n) > s.ctx:
+		return reject("%d tokens, the context holds %d", n, s.ctx)
 	}
-	if id := s.m.ModelID(); !bytes.Equal(data[28:60], id[:]) {
+	if id := s.m.ModelID(); !bytes.Equal(data[20:52], id[:]) {
 		return reject("made by another model file")
 	}
-	want := uint64(promptCacheHeader) + 4*uint64(n) + 2*2*uint64(layers)*uint64(n)*uint64(kvDim) + sha256.Size
+	off := promptCacheHeader
+	want := uint64(off) + uint64(layers)*promptCacheLayer + 4*uint64(n) + sha256.Size
+	if uint64(len(data)) < want {
+		return reject("%d bytes, want at least %d (truncated)", len(data), want)
+	}
+	for i := range s.caches {
+		lc := &s.caches[i]
+		kind, width, rows := u32(off), u32(off+4), u32(off+8)
+		off += promptCacheLayer
+		if CacheKind(kind) != lc.spec.Kind || int(width) != lc.spec.Width ||
+			uint64(rows)*uint64(lc.rowBytes()) != uint64(lc.stateBytes(int(n))) {
+			return reject("layer %d: cache kind %d × %d wide, %d rows; the model's is kind %d × %d, %d rows",
+				i, kind, width, rows, lc.spec.Kind, lc.spec.Width, lc.stateBytes(int(n))/lc.rowBytes())
+		}
+		want += uint64(lc.stateBytes(int(n)))
+	}
 	if uint64(len(data)) != want {
 		return reject("%d bytes, want %d (truncated or padded)", len(data), want)
 	}
@@ -142,9 +167,8 @@ func (s *State) LoadCache(path string) ([]int32, error) {
 		return reject("checksum mismatch (corrupted)")
 	}
 	tokens := make([]int32, n)
-	off := promptCacheHeader
 	for i := range tokens {
-		tokens[i] = int32(binary.LittleEndian.Uint32(data[off:]))
+		tokens[i] = int32(u32(off))
 		off += 4
 	}
 	for _, t := range tokens {
@@ -152,22 +176,7 @@ func (s *State) LoadCache(path string) ([]int32, error) {
 			return reject("token %d is outside the vocabulary of %d", t, s.c.NVocab)
 		}
 	}
-	width := int(n) * int(kvDim) * 2
-	for l := range s.KV.K {
-		copy(u16Bytes(s.KV.K[l][:int(n)*int(kvDim)]), data[off:off+width])
-		off += width
-		copy(u16Bytes(s.KV.V[l][:int(n)*int(kvDim)]), data[off:off+width])
-		off += width
-	}
-	s.pos = int(n)
+	s.Reset()
+	s.loadCaches(body[off:], int(n), int(n))
 	return tokens, nil
-}
-
-// u16Bytes views FP16 values as their little-endian bytes (the machines
-// edgellm runs on are little-endian).
-func u16Bytes(x []uint16) []byte {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 2*len(x))
 }

@@ -2,27 +2,48 @@ package inference
 
 import "github.com/edgellm/edgellm/kernels"
 
-// ropeTables holds cos and sin of every rotation angle for positions 0 … ctx-1:
-// row p has RopeDim/2 entries. Computed once per State, so the token loop only
-// looks them up.
-type ropeTables struct {
+// ropeRows holds cos and sin of one RoPE setting for the positions of the
+// current batch: row i, Dim/2 entries, for position p0+i. They are computed
+// once per batch with kernels.RopeTable, the reference's way of computing
+// the angles, and shared by every layer of that setting.
+type ropeRows struct {
+	spec     *RopeSpec
+	factors  []float32 // per-pair divisors for the state's context (LongRoPE: short or long)
 	half     int
 	cos, sin []float32
 }
 
-// newRopeTables computes the tables of every position with kernels.RopeTable,
-// the reference's way of computing the angles.
-func newRopeTables(c *Config, factors []float32, ctx int) ropeTables {
-	half := c.RopeDim / 2
-	t := ropeTables{half: half, cos: make([]float32, ctx*half), sin: make([]float32, ctx*half)}
-	for p := 0; p < ctx; p++ {
-		cos, sin := t.at(p)
-		kernels.RopeTable(cos, sin, p, c.RopeDim, c.RopeBase, c.RopeScale, factors)
-	}
-	return t
+func newRopeRows(r *RopeSpec, ctx int) ropeRows {
+	half := r.Dim / 2
+	return ropeRows{spec: r, factors: r.factorsFor(ctx), half: half,
+		cos: make([]float32, maxBatch*half), sin: make([]float32, maxBatch*half)}
 }
 
-// at returns the cos and sin tables of position p.
-func (t *ropeTables) at(p int) (cos, sin []float32) {
-	return t.cos[p*t.half : (p+1)*t.half], t.sin[p*t.half : (p+1)*t.half]
+// compute fills the rows of positions p0 … p0+n-1.
+func (t *ropeRows) compute(p0, n int) {
+	r := t.spec
+	for i := range n {
+		cos, sin := t.at(i)
+		kernels.RopeTable(cos, sin, p0+i, r.Dim, r.Base, r.Scale, t.factors)
+		if r.AttnFactor != 1 {
+			kernels.ScaleF32(cos, r.AttnFactor)
+			kernels.ScaleF32(sin, r.AttnFactor)
+		}
+	}
+}
+
+// at returns the cos and sin of row i of the batch.
+func (t *ropeRows) at(i int) (cos, sin []float32) {
+	return t.cos[i*t.half : (i+1)*t.half], t.sin[i*t.half : (i+1)*t.half]
+}
+
+// rotate applies the setting's rotation at batch row i to heads heads of
+// headDim values in x.
+func (t *ropeRows) rotate(x []float32, heads, headDim, i int) {
+	cos, sin := t.at(i)
+	if t.spec.Style == RopeNeox {
+		kernels.RopeNeox(x, heads, headDim, cos, sin)
+	} else {
+		kernels.RopeNorm(x, heads, headDim, cos, sin)
+	}
 }

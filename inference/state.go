@@ -7,41 +7,31 @@ import (
 	"github.com/edgellm/edgellm/kernels"
 )
 
-// KVCache holds the keys and values of every layer and position in FP16.
-// K[l] and V[l] have Ctx rows of Config.KVDim() values.
-type KVCache struct {
-	Ctx  int
-	K, V [][]uint16
-}
-
-func newKVCache(c *Config, ctx int) KVCache {
-	kv := KVCache{Ctx: ctx, K: make([][]uint16, c.NLayer), V: make([][]uint16, c.NLayer)}
-	for l := range kv.K {
-		kv.K[l] = make([]uint16, ctx*c.KVDim())
-		kv.V[l] = make([]uint16, ctx*c.KVDim())
-	}
-	return kv
-}
-
-// State is one inference session over a Model: the KV cache, the position
-// reached and every scratch buffer of the forward pass, allocated once so that
-// computing a token allocates nothing. The scratch buffers hold a batch of up
-// to MaxBatch tokens, one row each. A State is not safe for concurrent use.
+// State is one inference session over a Model: every layer's cache, the
+// position reached and every scratch buffer of the forward pass, allocated
+// once so that computing a token allocates nothing. The scratch buffers hold
+// a batch of up to MaxBatch tokens, one row each. A State is not safe for
+// concurrent use.
 type State struct {
-	m    *Model
-	c    *Config
-	KV   KVCache
-	rope ropeTables
-	pos  int
+	m      *Model
+	c      *Config
+	ctx    int
+	caches []layerCache // one per layer, as Config.CacheSpecs(ctx) declares
+	pos    int
 
-	x, xb, xb2 []float32  // residual stream and normalised copies (NEmbd per row)
-	q, k, v    []float32  // projections (NHead·HeadDim, KVDim, KVDim per row)
-	att        []float32  // attention output (NHead·HeadDim per row)
-	hb, hb2    []float32  // feed-forward hidden (NFF per row)
+	// Batch buffers, one row per token; widths are the largest any layer
+	// needs (qDim, kvDim, nFF below).
+	x, xb, xb2 []float32  // residual stream, normalised copy, block output (NEmbd)
+	q, k, v    []float32  // projections (qDim, kvDim, kvDim)
+	qkv        []float32  // fused projection, rows [Q | K | V] (when a layer has attn_qkv)
+	att        []float32  // attention output (qDim)
+	hb, hb2    []float32  // feed-forward hidden (nFF; hb2 2·nFF with a fused ffn_up)
+	bcu        []float32  // short convolution's input projection [b | c | u] (3·NEmbd)
 	logits     []float32  // logitRows rows of NVocab
 	logitRows  int        // positions whose logits are computed at once
-	in         batchInput // quantized input of the current matmuls
+	in         batchInput // quantized forms of the current matmul input
 	one        [1]int32   // the batch of Forward
+	rope       []ropeRows // per Config.Ropes entry: cos and sin of the batch's positions
 
 	pool   *kernels.Pool
 	mm     kernels.MatMulJob
@@ -59,26 +49,22 @@ func (m *Model) NewState(ctx, threads int) (*State, error) {
 	if ctx > 1<<20 {
 		return nil, fmt.Errorf("inference: context %d is too large", ctx)
 	}
+	s := &State{m: m, c: c, ctx: ctx}
+	b := c.buffers()
 	buf := func(width int) []float32 { return make([]float32, maxBatch*width) }
-	logitRows := min(maxBatch, max(1, logitBudget/c.NVocab))
-	s := &State{
-		m: m, c: c,
-		KV:        newKVCache(c, ctx),
-		rope:      newRopeTables(c, m.RopeFactors, ctx),
-		x:         buf(c.NEmbd),
-		xb:        buf(c.NEmbd),
-		xb2:       buf(c.NEmbd),
-		q:         buf(c.NHead * c.HeadDim),
-		k:         buf(c.KVDim()),
-		v:         buf(c.KVDim()),
-		att:       buf(c.NHead * c.HeadDim),
-		hb:        buf(c.NFF),
-		hb2:       buf(c.NFF),
-		logits:    make([]float32, logitRows*c.NVocab),
-		logitRows: logitRows,
-		in:        newBatchInput(m),
-		pool:      kernels.NewPool(threads),
+	s.x, s.xb, s.xb2 = buf(c.NEmbd), buf(c.NEmbd), buf(c.NEmbd)
+	s.q, s.k, s.v, s.att = buf(b.qDim), buf(b.kvDim), buf(b.kvDim), buf(b.qDim)
+	s.qkv, s.hb, s.hb2, s.bcu = buf(b.qkv), buf(b.hb), buf(b.hb2), buf(b.bcu)
+	for _, spec := range c.CacheSpecs(ctx) {
+		s.caches = append(s.caches, newLayerCache(spec))
 	}
+	s.logitRows = min(maxBatch, max(1, logitBudget/c.NVocab))
+	s.logits = make([]float32, s.logitRows*c.NVocab)
+	for i := range c.Ropes {
+		s.rope = append(s.rope, newRopeRows(&c.Ropes[i], ctx))
+	}
+	s.in = newBatchInput(m)
+	s.pool = kernels.NewPool(threads)
 	return s, nil
 }
 
@@ -99,17 +85,45 @@ func (s *State) Model() *Model { return s.m }
 func (s *State) Pos() int { return s.pos }
 
 // Ctx is the number of positions the state has room for.
-func (s *State) Ctx() int { return s.KV.Ctx }
+func (s *State) Ctx() int { return s.ctx }
 
-// Reset forgets every consumed token (the KV cache is overwritten as new tokens
-// arrive).
-func (s *State) Reset() { s.pos = 0 }
-
-// Rewind forgets the tokens after the first n, keeping the cache of those n.
-func (s *State) Rewind(n int) {
-	if n >= 0 && n < s.pos {
-		s.pos = n
+// Reset forgets every consumed token (key and value rows are overwritten as
+// new tokens arrive; convolution states are cleared).
+func (s *State) Reset() {
+	s.pos = 0
+	for i := range s.caches {
+		s.caches[i].reset()
 	}
+}
+
+// CanRewind reports whether the state can forget the tokens after the first
+// n and continue from there: always for full KV caches, within limits for
+// sliding-window rings, and never (n < Pos) with a convolution state.
+func (s *State) CanRewind(n int) bool {
+	if n < 0 || n > s.pos {
+		return false
+	}
+	for i := range s.caches {
+		if !s.caches[i].canRewind(s.pos, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// Rewind forgets the tokens after the first n, keeping the cache of those n,
+// and reports whether it could (see CanRewind); when it cannot, the state
+// is reset.
+func (s *State) Rewind(n int) bool {
+	if n >= s.pos {
+		return n == s.pos
+	}
+	if !s.CanRewind(n) {
+		s.Reset()
+		return false
+	}
+	s.pos = n
+	return true
 }
 
 // check returns an error unless every token is in the vocabulary and they all
@@ -120,11 +134,11 @@ func (s *State) check(tokens []int32) error {
 			return fmt.Errorf("inference: token id %d out of range [0, %d)", id, s.c.NVocab)
 		}
 	}
-	if s.pos+len(tokens) > s.KV.Ctx {
-		if s.pos >= s.KV.Ctx {
-			return fmt.Errorf("inference: context full (%d tokens)", s.KV.Ctx)
+	if s.pos+len(tokens) > s.ctx {
+		if s.pos >= s.ctx {
+			return fmt.Errorf("inference: context full (%d tokens)", s.ctx)
 		}
-		return fmt.Errorf("inference: %d tokens at position %d do not fit in the context of %d tokens", len(tokens), s.pos, s.KV.Ctx)
+		return fmt.Errorf("inference: %d tokens at position %d do not fit in the context of %d tokens", len(tokens), s.pos, s.ctx)
 	}
 	return nil
 }
@@ -175,7 +189,9 @@ func (s *State) Prefill(ctx context.Context, tokens []int32, wantLogits bool) ([
 // The logits slice is reused. It checks every id and the room left in the
 // context before computing anything. When fn returns an error, Eval stops
 // with it and the state keeps the tokens up to and including the one whose
-// logits fn was given.
+// logits fn was given (a state that cannot rewind, see CanRewind, is reset
+// instead).
+
 func (s *State) Eval(ids []int32, fn func(i int, logits []float32) error) error {
 	if err := s.check(ids); err != nil {
 		return err

@@ -1,0 +1,280 @@
+package inference
+
+import (
+	"math"
+	"unsafe"
+)
+
+// Per-layer caches: what each layer keeps of a sequence so that the next
+// token does not recompute the past. Each layer declares it (CacheSpec); the
+// state's memory, `info`'s estimate, the daemon's memory plan, the prompt
+// cache file and the prefix cache all derive from these declarations.
+//
+//   - An attention layer keeps the keys and values of past positions in FP16.
+//     A global layer keeps every position of the context. A sliding-window
+//     layer keeps a ring of Window + maxBatch − 1 positions: a query sees its
+//     Window latest positions, and a batch writes its maxBatch keys before
+//     its queries read, so the ring must not overwrite, while writing a
+//     batch, a position an earlier query of the batch still sees.
+//   - A short-convolution layer keeps its previous ConvL−1 inputs (F32).
+
+// CacheKind is what a layer keeps per sequence.
+type CacheKind int
+
+// The cache kinds.
+const (
+	CacheKV   CacheKind = iota // keys and values of Rows positions, FP16; a ring when Rows < the context
+	CacheConv                  // the last Rows inputs of a short convolution, F32
+)
+
+// CacheSpec is one layer's cache for a given context.
+type CacheSpec struct {
+	Kind   CacheKind
+	Rows   int // positions kept: the context, a window ring, or ConvL−1 inputs
+	Width  int // values per row: the key (= value) width, or NEmbd
+	Window int // attention window (0: the whole context)
+}
+
+// Ring reports whether the cache keeps fewer positions than the context, so
+// older positions are overwritten.
+func (s CacheSpec) Ring(ctx int) bool { return s.Kind == CacheKV && s.Rows < ctx }
+
+// Bytes is the memory of the cache.
+func (s CacheSpec) Bytes() int64 {
+	if s.Kind == CacheConv {
+		return int64(s.Rows) * int64(s.Width) * 4
+	}
+	return int64(s.Rows) * int64(s.Width) * 2 /* K and V */ * 2 /* FP16 */
+}
+
+// CacheSpecs returns each layer's cache for a context of ctx positions.
+func (c *Config) CacheSpecs(ctx int) []CacheSpec {
+	specs := make([]CacheSpec, len(c.Layers))
+	for i := range c.Layers {
+		specs[i] = c.Layers[i].cacheSpec(c.NEmbd, ctx)
+	}
+	return specs
+}
+
+func (l *LayerSpec) cacheSpec(nEmbd, ctx int) CacheSpec {
+	if l.Mixer == MixShortConv {
+		return CacheSpec{Kind: CacheConv, Rows: l.ConvL - 1, Width: nEmbd}
+	}
+	rows := ctx
+	if w := l.Attn.Window; w > 0 {
+		rows = min(ctx, w+maxBatch-1)
+	}
+	return CacheSpec{Kind: CacheKV, Rows: rows, Width: l.Attn.KVDim(), Window: l.Attn.Window}
+}
+
+// CacheBytes is the memory of every layer's cache at a context of ctx
+// positions.
+func (c *Config) CacheBytes(ctx int) int64 {
+	var n int64
+	for _, s := range c.CacheSpecs(ctx) {
+		n += s.Bytes()
+	}
+	return n
+}
+
+// CacheCost is the cache memory as a function of the context: at most
+// Fixed + PerToken·ctx bytes, exactly that once the context is longer than
+// every sliding-window ring. Global attention layers make up PerToken;
+// window rings and convolution states are Fixed.
+type CacheCost struct {
+	PerToken, Fixed int64
+}
+
+// CacheCost returns the model's cache memory per token of context and its
+// fixed part.
+func (c *Config) CacheCost() CacheCost {
+	var cost CacheCost
+	for i := range c.Layers {
+		l := &c.Layers[i]
+		if l.Mixer == MixAttention && l.Attn.Window == 0 {
+			cost.PerToken += CacheSpec{Kind: CacheKV, Rows: 1, Width: l.Attn.KVDim()}.Bytes()
+			continue
+		}
+		cost.Fixed += l.cacheSpec(c.NEmbd, math.MaxInt32).Bytes() // a context longer than any ring
+	}
+	return cost
+}
+
+// layerCache is one layer's cache of a sequence.
+type layerCache struct {
+	spec CacheSpec
+	k, v []uint16  // CacheKV: Rows rows of Width, position p in row p % Rows
+	conv []float32 // CacheConv: Rows rows of Width, the oldest input first
+}
+
+func newLayerCache(s CacheSpec) layerCache {
+	lc := layerCache{spec: s}
+	if s.Kind == CacheConv {
+		lc.conv = make([]float32, s.Rows*s.Width)
+	} else {
+		lc.k = make([]uint16, s.Rows*s.Width)
+		lc.v = make([]uint16, s.Rows*s.Width)
+	}
+	return lc
+}
+
+// keyRow and valueRow return the rows that hold position p.
+func (lc *layerCache) keyRow(p int) []uint16 {
+	r := p % lc.spec.Rows
+	return lc.k[r*lc.spec.Width : (r+1)*lc.spec.Width]
+}
+
+func (lc *layerCache) valueRow(p int) []uint16 {
+	r := p % lc.spec.Rows
+	return lc.v[r*lc.spec.Width : (r+1)*lc.spec.Width]
+}
+
+// canRewind reports whether a sequence whose cache holds pos positions can
+// continue from position n < pos: a ring must still hold every position the
+// next query sees, and a convolution state only knows the latest inputs.
+func (lc *layerCache) canRewind(pos, n int) bool {
+	if n >= pos {
+		return true
+	}
+	switch {
+	case lc.spec.Kind == CacheConv:
+		return false
+	case n == 0:
+		return true
+	}
+	oldestKept := max(0, pos-lc.spec.Rows)
+	oldestSeen := 0
+	if w := lc.spec.Window; w > 0 {
+		oldestSeen = max(0, n-w+1)
+	}
+	return oldestSeen >= oldestKept
+}
+
+// reset clears a convolution state (zeros before the first token); key and
+// value rows need no clearing, they are written before they are read.
+func (lc *layerCache) reset() { clear(lc.conv) }
+
+// firstNeeded is the first position whose key and value a query at position
+// n will read: 0 for a global layer, the start of the window otherwise.
+func (lc *layerCache) firstNeeded(n int) int {
+	if w := lc.spec.Window; w > 0 {
+		return max(0, n-w+1)
+	}
+	return 0
+}
+
+// stateBytes is the size of what save writes for a sequence at position n.
+func (lc *layerCache) stateBytes(n int) int {
+	if lc.spec.Kind == CacheConv {
+		return 4 * len(lc.conv)
+	}
+	return 2 * 2 * (n - lc.firstNeeded(n)) * lc.spec.Width
+}
+
+// save appends to dst what the layer needs to continue a sequence from
+// position n (which canRewind(pos, n) must allow): the keys, then the values,
+// of positions firstNeeded(n) … n−1 as little-endian FP16, or the
+// convolution history as little-endian F32.
+func (lc *layerCache) save(dst []byte, n int) []byte {
+	if lc.spec.Kind == CacheConv {
+		return append(dst, f32Bytes(lc.conv)...)
+	}
+	for p := lc.firstNeeded(n); p < n; p++ {
+		dst = append(dst, u16Bytes(lc.keyRow(p))...)
+	}
+	for p := lc.firstNeeded(n); p < n; p++ {
+		dst = append(dst, u16Bytes(lc.valueRow(p))...)
+	}
+	return dst
+}
+
+// load restores, from src as save wrote it for position n, what the layer
+// needs to continue from position p ≤ n (see restorable).
+func (lc *layerCache) load(src []byte, n, p int) {
+	if lc.spec.Kind == CacheConv {
+		copy(f32Bytes(lc.conv), src)
+		return
+	}
+	w, fn, fp := 2*lc.spec.Width, lc.firstNeeded(n), lc.firstNeeded(p)
+	values := src[(n-fn)*w:]
+	for q := fp; q < p; q++ {
+		copy(u16Bytes(lc.keyRow(q)), src[(q-fn)*w:(q-fn+1)*w])
+		copy(u16Bytes(lc.valueRow(q)), values[(q-fn)*w:(q-fn+1)*w])
+	}
+}
+
+// restorable reports whether what save wrote for position n holds what the
+// layer needs to continue from position p: a convolution state only at n,
+// keys and values when p ≤ n still sees nothing before what was saved.
+func (lc *layerCache) restorable(n, p int) bool {
+	if lc.spec.Kind == CacheConv {
+		return p == n
+	}
+	return p <= n && lc.firstNeeded(p) >= lc.firstNeeded(n)
+}
+
+// saveCaches appends every layer's state at position n to dst (CanRewind(n)
+// must hold).
+func (s *State) saveCaches(dst []byte, n int) []byte {
+	for i := range s.caches {
+		dst = s.caches[i].save(dst, n)
+	}
+	return dst
+}
+
+// cachesBytes is the size of what saveCaches writes for position n.
+func (s *State) cachesBytes(n int) int {
+	size := 0
+	for i := range s.caches {
+		size += s.caches[i].stateBytes(n)
+	}
+	return size
+}
+
+// restorable reports whether saveCaches' data for position n can restore
+// the state at position p.
+func (s *State) restorable(n, p int) bool {
+	for i := range s.caches {
+		if !s.caches[i].restorable(n, p) {
+			return false
+		}
+	}
+	return p > 0
+}
+
+// loadCaches restores the state at position p from data that saveCaches
+// wrote for position n (restorable(n, p) must hold, and data be
+// cachesBytes(n) long).
+func (s *State) loadCaches(data []byte, n, p int) {
+	for i := range s.caches {
+		size := s.caches[i].stateBytes(n)
+		s.caches[i].load(data[:size], n, p)
+		data = data[size:]
+	}
+	s.pos = p
+}
+
+// u16Bytes and f32Bytes view values as their little-endian bytes (the
+// machines edgellm runs on are little-endian).
+func u16Bytes(x []uint16) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 2*len(x))
+}
+
+func f32Bytes(x []float32) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+}
+
+// rowBytes is the size of one saved row: a key or a value (FP16), or a
+// convolution input (F32).
+func (lc *layerCache) rowBytes() int {
+	if lc.spec.Kind == CacheConv {
+		return 4 * lc.spec.Width
+	}
+	return 2 * lc.spec.Width
+}
