@@ -9,8 +9,9 @@ import (
 )
 
 // Kernels for arm64 in NEON assembly (legacy_arm64.s, kquants_arm64.s,
-// float_arm64.s), in two tiers above the portable twins (tiers.go); every
-// kernel gives the same bits as its twin (twins_test.go).
+// float_arm64.s, gelu_arm64.s), in two tiers above the portable twins
+// (tiers.go); every kernel gives the same bits as its twin (twins_test.go,
+// gelu_test.go).
 //
 //	tierNEON: every kernel, the integer dots with widening multiplies
 //	(Cortex-A53/A72, Raspberry Pi 3 and 4).
