@@ -741,9 +741,59 @@ func expSubAccel(x []float32, m float32) int {
 //go:noescape
 func expSubAVX2(x *float32, m float32, n int)
 
-// geluMulAccel, mulAccel and mulAddAccel do the work of GELUMul, MulF32 and
-// MulAddF32 for a leading part of their input and return its length; the
-// portable loop does the rest. (No vector kernels yet: 0.)
-func geluMulAccel(gate, up []float32, t *[1 << 16]uint16) int { return 0 }
-func mulAccel(dst, a, b []float32) int                        { return 0 }
-func mulAddAccel(dst, a, b []float32) int                     { return 0 }
+// geluMulAccel does GELUMul's work with the table t for the first values of
+// gate (a multiple of eight) with AVX2 and F16C and returns how many it did.
+func geluMulAccel(gate, up []float32, t *[1 << 16]uint16) int {
+	n := len(gate) &^ 7
+	if active < tierAVX2 || n == 0 {
+		return 0
+	}
+	up = up[:n]
+	geluMulAVX2(&gate[0], &up[0], t, n)
+	return n
+}
+
+// geluMulAVX2 sets gate[i] = GELU(gate[i])·up[i] for n values, a multiple of
+// eight, as geluMulGeneric does with the table t: 0 at or below −10,
+// gate[i]·up[i] at or above 10, and otherwise the entry of t at the half
+// that VCVTPS2PH rounds gate[i] to (FP32ToFP16's, NaNs included), gathered
+// and converted back with VCVTPH2PS, times up[i].
+//
+//go:noescape
+func geluMulAVX2(gate, up *float32, t *[1 << 16]uint16, n int)
+
+// mulAccel does MulF32's work for the first values of dst (a multiple of
+// eight) with AVX2 and returns how many it did.
+func mulAccel(dst, a, b []float32) int {
+	n := len(dst) &^ 7
+	if active < tierAVX2 || n == 0 {
+		return 0
+	}
+	a, b = a[:n], b[:n]
+	mulAVX2(&dst[0], &a[0], &b[0], n)
+	return n
+}
+
+// mulAVX2 sets dst[i] = a[i]·b[i] for n values, a multiple of eight; dst may
+// be a or b.
+//
+//go:noescape
+func mulAVX2(dst, a, b *float32, n int)
+
+// mulAddAccel does MulAddF32's work for the first values of dst (a multiple
+// of eight) with AVX2 and returns how many it did.
+func mulAddAccel(dst, a, b []float32) int {
+	n := len(dst) &^ 7
+	if active < tierAVX2 || n == 0 {
+		return 0
+	}
+	a, b = a[:n], b[:n]
+	mulAddAVX2(&dst[0], &a[0], &b[0], n)
+	return n
+}
+
+// mulAddAVX2 sets dst[i] += a[i]·b[i] for n values, a multiple of eight, the
+// product rounded before it is added (VMULPS, then VADDPS: no FMA).
+//
+//go:noescape
+func mulAddAVX2(dst, a, b *float32, n int)

@@ -9,8 +9,9 @@ import (
 )
 
 // Kernels for arm64 in NEON assembly (legacy_arm64.s, kquants_arm64.s,
-// float_arm64.s), in two tiers above the portable twins (tiers.go); every
-// kernel gives the same bits as its twin (twins_test.go).
+// float_arm64.s, gelu_arm64.s), in two tiers above the portable twins
+// (tiers.go); every kernel gives the same bits as its twin (twins_test.go,
+// gelu_test.go).
 //
 //	tierNEON: every kernel, the integer dots with widening multiplies
 //	(Cortex-A53/A72, Raspberry Pi 3 and 4).
@@ -376,9 +377,59 @@ func expSubAccel(x []float32, m float32) int {
 //go:noescape
 func expSubNEON(x *float32, m float32, n int)
 
-// geluMulAccel, mulAccel and mulAddAccel do the work of GELUMul, MulF32 and
-// MulAddF32 for a leading part of their input and return its length; the
-// portable loop does the rest. (No vector kernels yet: 0.)
-func geluMulAccel(gate, up []float32, t *[1 << 16]uint16) int { return 0 }
-func mulAccel(dst, a, b []float32) int                        { return 0 }
-func mulAddAccel(dst, a, b []float32) int                     { return 0 }
+// geluMulAccel does GELUMul's work with the table t for the first values of
+// gate (a multiple of eight) with NEON and returns how many it did.
+func geluMulAccel(gate, up []float32, t *[1 << 16]uint16) int {
+	n := len(gate) &^ 7
+	if active < tierNEON || n == 0 {
+		return 0
+	}
+	up = up[:n]
+	geluMulNEON(&gate[0], &up[0], t, n)
+	return n
+}
+
+// geluMulNEON sets gate[i] = GELU(gate[i])·up[i] for n values, a multiple of
+// eight, as geluMulGeneric does with the table t: 0 at or below −10,
+// gate[i]·up[i] at or above 10, and otherwise the entry of t at the half
+// that FCVTN rounds gate[i] to (FP32ToFP16's, NaNs included), loaded lane by
+// lane and widened with FCVTL, times up[i].
+//
+//go:noescape
+func geluMulNEON(gate, up *float32, t *[1 << 16]uint16, n int)
+
+// mulAccel does MulF32's work for the first values of dst (a multiple of
+// four) with NEON and returns how many it did.
+func mulAccel(dst, a, b []float32) int {
+	n := len(dst) &^ 3
+	if active < tierNEON || n == 0 {
+		return 0
+	}
+	a, b = a[:n], b[:n]
+	mulNEON(&dst[0], &a[0], &b[0], n)
+	return n
+}
+
+// mulNEON sets dst[i] = a[i]·b[i] for n values, a multiple of four; dst may
+// be a or b.
+//
+//go:noescape
+func mulNEON(dst, a, b *float32, n int)
+
+// mulAddAccel does MulAddF32's work for the first values of dst (a multiple
+// of four) with NEON and returns how many it did.
+func mulAddAccel(dst, a, b []float32) int {
+	n := len(dst) &^ 3
+	if active < tierNEON || n == 0 {
+		return 0
+	}
+	a, b = a[:n], b[:n]
+	mulAddNEON(&dst[0], &a[0], &b[0], n)
+	return n
+}
+
+// mulAddNEON sets dst[i] += a[i]·b[i] for n values, a multiple of four, the
+// product rounded before it is added (FMUL, then FADD: no FMLA).
+//
+//go:noescape
+func mulAddNEON(dst, a, b *float32, n int)

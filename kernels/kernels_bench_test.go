@@ -298,13 +298,7 @@ func BenchmarkDotF32Slice(b *testing.B) {
 // BenchmarkRMSNorm normalises a TinyLlama-sized residual (2048 values); the
 // bytes are those of x.
 func BenchmarkRMSNorm(b *testing.B) {
-	r := rand.New(rand.NewPCG(11, 12))
-	x, w := randNormal32(r, 2048, 1), randNormal32(r, 2048, 1)
-	out := make([]float32, len(x))
-	b.SetBytes(int64(4 * len(x)))
-	for b.Loop() {
-		RMSNorm(out, x, w, 1e-5)
-	}
+	benchElementwise(b, 4, func(out, x, w []float32) { RMSNorm(out, x, w, 1e-5) })
 }
 
 // BenchmarkFP32ToFP16Slice converts a TinyLlama key or value row (256
@@ -316,5 +310,40 @@ func BenchmarkFP32ToFP16Slice(b *testing.B) {
 	b.SetBytes(int64(4 * len(x)))
 	for b.Loop() {
 		FP32ToFP16Slice(h, x)
+	}
+}
+
+// BenchmarkGELUMul is Gemma 3 1B's GEGLU on one token (6912 values); the
+// bytes are those of gate and up. Each operation first restores gate from a
+// copy (a memmove of 27 KiB, included in the time), so that the table is
+// indexed with the same spread of activations every time rather than with
+// values that repeated products have driven towards zero.
+func BenchmarkGELUMul(b *testing.B) {
+	r := rand.New(rand.NewPCG(15, 16))
+	x, up := randNormal32(r, 6912, 2), randNormal32(r, 6912, 1)
+	gate := make([]float32, len(x))
+	b.SetBytes(int64(8 * len(x)))
+	for b.Loop() {
+		copy(gate, x)
+		GELUMul(gate, up)
+	}
+}
+
+// BenchmarkMulF32 and BenchmarkMulAddF32 are the short convolution's
+// elementwise steps on 2048 values; the bytes are those of the inputs read (a
+// and b, and dst for MulAddF32).
+func BenchmarkMulF32(b *testing.B) { benchElementwise(b, 8, MulF32) }
+
+func BenchmarkMulAddF32(b *testing.B) { benchElementwise(b, 12, MulAddF32) }
+
+// benchElementwise times f(dst, a, b) on 2048 random values (a residual of
+// TinyLlama's size), counting bytesPerValue bytes per value.
+func benchElementwise(b *testing.B, bytesPerValue int, f func(dst, a, b []float32)) {
+	r := rand.New(rand.NewPCG(17, 18))
+	x, y := randNormal32(r, 2048, 1), randNormal32(r, 2048, 1)
+	dst := make([]float32, len(x))
+	b.SetBytes(int64(bytesPerValue * len(x)))
+	for b.Loop() {
+		f(dst, x, y)
 	}
 }

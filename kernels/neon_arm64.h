@@ -97,6 +97,10 @@
 #define FMLA_S(d, n, m) WORD $(0x4e20cc00 | (m)<<16 | (n)<<5 | (d))
 #define FMLS_S(d, n, m) WORD $(0x4ea0cc00 | (m)<<16 | (n)<<5 | (d))
 
+// fcmge vd.4s, vn.4s, vm.4s: all-ones where n ≥ m, zero where not or where
+// either is NaN (GELUMul's cut-offs, geluMulNEON)
+#define FCMGE_S(d, n, m) WORD $(0x6e20e400 | (m)<<16 | (n)<<5 | (d))
+
 // HSUM8 sets Fa to the sum of the eight float32 lanes of Va (lanes 0…3) and
 // Vb (4…7) in the order ((x0+x4)+(x2+x6)) + ((x1+x5)+(x3+x7)), the portable
 // kernels' hsum8. Vb is clobbered.
