@@ -117,7 +117,9 @@ func (ft FileType) quantized() bool { return ft.Default().BlockSize() > 1 }
 // same share of all layers; in Q4_K_S those V projections are Q5_K in the
 // first four attention layers, and ffn_down in the first eighth of the layers.
 // The tool counts attention layers, not blocks, so an lfm2 model's
-// convolution blocks do not count for the V projections. Every other matrix
+// convolution blocks do not count for the V projections. (llama-quantize
+// before llama.cpp 1dab5f5, March 2026, gave every attn_qkv Q5_K in Q4_K_M
+// instead, as the published Phi-4-mini files show.) Every other matrix
 // (Q, K, attn_output, the FFN's gate and up, lfm2's shortconv projections)
 // keeps the default type. Finally, a tensor whose rows are not a whole number
 // of its type's blocks falls back as the tool does (Q4_K → Q5_0, Q5_K → Q5_1,

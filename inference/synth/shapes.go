@@ -310,7 +310,8 @@ var shapes = []Shape{
 	},
 	{
 		// partial_rotary_factor 0.75 of 128; sliding_window 262144 is in the
-		// config (and the file) but unused.
+		// config (and the file) but unused. The Q4_K_M files published in
+		// 2025 have every attn_qkv in Q5_K, by an older llama-quantize.
 		Name: "phi4-mini", Model: "Phi-4-mini-instruct", Arch: "phi3",
 		NEmbd: 3072, NLayer: 32, NHead: 24, NHeadKV: 8, NFF: 8192, NVocab: 200064, NCtx: 131072,
 		RopeBase: 10000, RopeDim: 96, NormEps: 1e-5, Tied: true,
