@@ -137,9 +137,12 @@ func knownNames() string {
 	return strings.Join(names, ", ")
 }
 
+// printCatalogue lists the known models: name, size, quantisation and what
+// the model is; the Raspberry Pi boards it fits; where it comes from.
 func printCatalogue(w io.Writer) {
 	for _, m := range hub.Catalogue() {
-		fmt.Fprintf(w, "%-15s %7.0f MiB  %s\n", m.Name, float64(m.Size)/(1<<20), m.Description)
-		fmt.Fprintf(w, "%-15s %11s  %s, licence %s\n", "", "", m.URL(), m.License)
+		fmt.Fprintf(w, "%-17s %7.0f MiB  %s\n", m.Name, float64(m.Size)/(1<<20), m.Description)
+		fmt.Fprintf(w, "%-17s %11s  fits %s at a %d-token context\n", "", "", m.Boards(), hub.FitContext)
+		fmt.Fprintf(w, "%-17s %11s  %s, licence %s\n", "", "", m.URL(), m.License)
 	}
 }

@@ -121,9 +121,12 @@ func TestPullUsage(t *testing.T) {
 		t.Fatalf("--list: exit %d", code)
 	}
 	for _, m := range hub.Catalogue() {
-		if !strings.Contains(out, m.Name) || !strings.Contains(out, m.URL()) {
+		if !strings.Contains(out, m.Name) || !strings.Contains(out, m.URL()) || !strings.Contains(out, "fits "+m.Boards()+" at a 2048-token context") {
 			t.Errorf("--list lacks %s:\n%s", m.Name, out)
 		}
+	}
+	if !strings.Contains(out, "lfm2-350m") || !strings.Contains(out, "fits Pi Zero 2 W (512 MB), Pi 4/5") {
+		t.Errorf("--list names no model for the Pi Zero 2 W:\n%s", out)
 	}
 }
 

@@ -28,6 +28,24 @@ func TestSynth(t *testing.T) {
 	}
 }
 
+// The shapes of the new architectures are written whether or not the engine
+// runs them: tiny-phi3 has the reference's tiny phi3 model's 22 tensors, of
+// which the 13 matrices are Q8_0 (norms and LongRoPE factors stay F32).
+func TestSynthNewArchitecture(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "phi.gguf")
+	code, stdout, errs := runCLI(t, "", "synth", "--shape", "tiny-phi3", "--type", "q8_0", "-o", out, "-j", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if want := out + ": tiny-phi3 (the tiny phi3 model"; !strings.Contains(stdout, want) || !strings.Contains(stdout, "22 tensors (F32×9 Q8_0×13)") {
+		t.Errorf("output %q", stdout)
+	}
+	code, stdout, _ = runCLI(t, "", "info", out)
+	if !strings.Contains(stdout, "phi3.attention.sliding_window") || !strings.Contains(stdout, "phi3.rope.scaling.attn_factor") {
+		t.Errorf("info: exit %d, %s", code, stdout)
+	}
+}
+
 func TestSynthErrors(t *testing.T) {
 	dir := t.TempDir()
 	o := filepath.Join(dir, "x.gguf")

@@ -4,13 +4,12 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/edgellm/edgellm/inference/synth"
 )
 
 func TestCatalogue(t *testing.T) {
 	cat := Catalogue()
-	if len(cat) != 5 {
-		t.Fatalf("%d models, want 5", len(cat))
-	}
 	seen := map[string]bool{}
 	var prev int64
 	for _, m := range cat {
@@ -30,14 +29,75 @@ func TestCatalogue(t *testing.T) {
 		if !strings.HasSuffix(m.File, ".gguf") || strings.Count(m.Repo, "/") != 1 || m.License == "" || m.Description == "" {
 			t.Errorf("%s: incomplete entry %+v", m.Name, m)
 		}
+		if !strings.Contains(strings.ToLower(m.File), strings.ToLower(m.Quant)) || !strings.Contains(m.Description, m.Quant) {
+			t.Errorf("%s: file %s or description %q does not name the quantisation %s", m.Name, m.File, m.Description, m.Quant)
+		}
 		want := "https://huggingface.co/" + m.Repo + "/resolve/main/" + m.File
 		if m.URL() != want {
 			t.Errorf("%s: URL %s, want %s", m.Name, m.URL(), want)
 		}
 	}
+	// The models of issue 14, in the quantisations their publishers (or, where
+	// they published none, unsloth and ggml-org) put out.
+	for _, name := range []string{
+		"qwen3-0.6b", "qwen3-0.6b-q8_0", "qwen3-1.7b", "qwen3-1.7b-q8_0", "qwen3-4b", "qwen3-4b-q8_0",
+		"gemma3-270m", "gemma3-270m-q8_0", "gemma3-1b", "gemma3-1b-q8_0", "lfm2-350m", "lfm2-350m-q8_0",
+		"lfm2-1.2b", "smollm3-3b", "smollm3-3b-q8_0", "phi4-mini", "phi4-mini-q8_0",
+	} {
+		if !seen[name] {
+			t.Errorf("no model %s", name)
+		}
+	}
 	cat[0].Name = "changed"
 	if Catalogue()[0].Name == "changed" {
 		t.Fatal("Catalogue returned the table itself")
+	}
+}
+
+// Each model is in the type it says and has the synthetic twin it names (the
+// file is at least the twin's tensor data), and fits the Raspberry Pi boards
+// it says: MinRAM is the smallest board memory that holds the file, the FP16
+// KV cache of FitContext tokens and PiReserve.
+func TestCatalogueFits(t *testing.T) {
+	for _, m := range Catalogue() {
+		s, err := synth.LookupShape(m.Shape)
+		if err != nil {
+			t.Errorf("%s: %v", m.Name, err)
+			continue
+		}
+		ft, err := synth.ParseFileType(m.Quant)
+		if err != nil {
+			t.Errorf("%s: %v", m.Name, err)
+			continue
+		}
+		data, err := s.DataBytes(ft)
+		if err != nil || m.Size <= data {
+			t.Errorf("%s: %d bytes, but %s's tensors in %s are %d (%v)", m.Name, m.Size, s.Name, m.Quant, data, err)
+		}
+		need := m.Size + s.KVCacheBytes(min(FitContext, s.NCtx)) + PiReserve
+		fits := 0
+		for _, mib := range piRAM {
+			if need <= int64(mib)<<20 {
+				fits = mib
+				break
+			}
+		}
+		if m.MinRAM != fits {
+			t.Errorf("%s: MinRAM %d MiB, but it needs %.0f MiB: the smallest board that fits has %d", m.Name, m.MinRAM, float64(need)/(1<<20), fits)
+		}
+	}
+}
+
+func TestBoards(t *testing.T) {
+	for mib, want := range map[int]string{
+		512:   "Pi Zero 2 W (512 MB), Pi 4/5",
+		1024:  "Pi 4/5 with 1 GB or more",
+		4096:  "Pi 4/5 with 4 GB or more",
+		16384: "Pi 5 with 16 GB",
+	} {
+		if got := (Model{MinRAM: mib}).Boards(); got != want {
+			t.Errorf("%d MiB: %q, want %q", mib, got, want)
+		}
 	}
 }
 

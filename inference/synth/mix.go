@@ -110,14 +110,21 @@ func (ft FileType) quantized() bool { return ft.Default().BlockSize() > 1 }
 // default type, as the tool's --pure option does.
 //
 // The mix of the quantized file types: the output projection (the token
-// embeddings when they are tied) is Q6_K unless the type is Q8_0; in Q4_K_M
-// and Q5_K_M the attn_v and ffn_down weights of the first and last eighth of
-// the layers and of every third layer between are Q6_K; in Q4_K_S those
-// weights are Q5_K in the first four layers (attn_v) and the first eighth
-// (ffn_down). Finally, a tensor whose rows are not a whole number of its
-// type's blocks falls back as the tool does (Q4_K → Q5_0, Q5_K → Q5_1,
-// Q6_K → Q8_0, and F16 when even that does not fit): SmolLM's 960 and Qwen2.5's
-// 896 columns are not multiples of 256.
+// embeddings when they are tied) is Q6_K unless the type is Q8_0. In Q4_K_M
+// and Q5_K_M, the V projections (attn_v, or phi3's fused attn_qkv, which the
+// tool counts as one) of the first and last eighth of the attention layers and
+// of every third one between are Q6_K, and so are the ffn_down weights of the
+// same share of all layers; in Q4_K_S those V projections are Q5_K in the
+// first four attention layers, and ffn_down in the first eighth of the layers.
+// The tool counts attention layers, not blocks, so an lfm2 model's
+// convolution blocks do not count for the V projections. (llama-quantize
+// before llama.cpp 1dab5f5, March 2026, gave every attn_qkv Q5_K in Q4_K_M
+// instead, as the published Phi-4-mini files show.) Every other matrix
+// (Q, K, attn_output, the FFN's gate and up, lfm2's shortconv projections)
+// keeps the default type. Finally, a tensor whose rows are not a whole number
+// of its type's blocks falls back as the tool does (Q4_K → Q5_0, Q5_K → Q5_1,
+// Q6_K → Q8_0, and F16 when even that does not fit): SmolLM's 960, Qwen2.5's
+// 896 and Gemma 3's 640 and 1152 columns are not multiples of 256.
 func (ft FileType) TensorType(s *Shape, name string, layer int, cols int, pure bool) kernels.Type {
 	typ := ft.Default()
 	if !ft.quantized() {
@@ -145,20 +152,21 @@ func (ft FileType) TensorType(s *Shape, name string, layer int, cols int, pure b
 
 // mixType applies the reference's per-tensor rules to the default type typ.
 func (ft FileType) mixType(s *Shape, name string, layer int, typ kernels.Type) kernels.Type {
-	n := s.NLayer
 	switch {
 	case name == "output.weight" || (s.Tied && name == "token_embd.weight"):
 		if typ != kernels.Q8_0 {
 			return kernels.Q6_K
 		}
-	case strings.HasSuffix(name, "attn_v.weight"):
+	case strings.HasSuffix(name, "attn_v.weight") || strings.HasSuffix(name, "attn_qkv.weight"):
+		i, n := s.attentionIndex(layer), s.AttentionLayers()
 		switch {
-		case (ft == MostlyQ4_KM || ft == MostlyQ5_KM) && useMoreBits(layer, n):
+		case (ft == MostlyQ4_KM || ft == MostlyQ5_KM) && useMoreBits(i, n):
 			return kernels.Q6_K
-		case ft == MostlyQ4_KS && layer < 4:
+		case ft == MostlyQ4_KS && i < 4:
 			return kernels.Q5_K
 		}
 	case strings.HasSuffix(name, "ffn_down.weight"):
+		n := s.NLayer
 		switch {
 		case (ft == MostlyQ4_KM || ft == MostlyQ5_KM) && useMoreBits(layer, n):
 			return kernels.Q6_K
@@ -167,6 +175,18 @@ func (ft FileType) mixType(s *Shape, name string, layer int, typ kernels.Type) k
 		}
 	}
 	return typ
+}
+
+// attentionIndex is the number of attention layers before block layer: the
+// tool's count of V projections seen so far.
+func (s *Shape) attentionIndex(layer int) int {
+	i := 0
+	for il := range layer {
+		if s.LayerKind(il) != LayerConv {
+			i++
+		}
+	}
+	return i
 }
 
 // useMoreBits is the reference's choice of layers that get more bits: the

@@ -5,7 +5,10 @@
 // the reference implementation's converter and quantizer give the real model,
 // and a placeholder vocabulary of the right size. Its weights are random but
 // numerically tame (matrices with a standard deviation of 0.02, norm weights of
-// 1), so the forward pass costs exactly what the real model's does.
+// 1, RoPE factors from the model's config), so the forward pass costs exactly
+// what the real model's does. The architectures are llama, qwen2, qwen3,
+// gemma3, phi3 (Phi-4-mini), lfm2 and smollm3, whether or not the engine runs
+// them yet.
 package synth
 
 import (
@@ -13,27 +16,50 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/edgellm/edgellm/gguf"
 )
 
 // Shape holds the hyper-parameters of a model: everything that determines the
-// tensors of its file.
+// tensors and metadata of its file. Fields that a model does not use are zero.
 type Shape struct {
 	Name     string  // short name, e.g. "tinyllama-1.1b"
 	Model    string  // the real model it copies, e.g. "TinyLlama-1.1B-Chat-v1.0"
-	Arch     string  // GGUF architecture: "llama" or "qwen2" (Q/K/V biases)
+	Arch     string  // GGUF architecture: llama, qwen2, qwen3, gemma3, phi3, lfm2 or smollm3
 	NEmbd    int     // hidden size
-	NLayer   int     // transformer blocks
+	NLayer   int     // blocks
 	NHead    int     // query heads
-	NHeadKV  int     // key/value heads
+	NHeadKV  int     // key/value heads of the attention layers
+	NHeadDim int     // head_dim of config.json (written as attention.key_length and value_length); 0: NEmbd/NHead
 	NFF      int     // feed-forward hidden size
 	NVocab   int     // vocabulary size
 	NCtx     int     // training context length
-	RopeBase float32 // RoPE frequency base
+	RopeBase float32 // RoPE frequency base (of the global layers)
+	RopeDim  int     // dimensions of a head that RoPE rotates (Phi-4-mini: 0.75 of them); 0: all
 	NormEps  float32 // RMSNorm epsilon
 	Tied     bool    // the output projection is the token embedding matrix
+
+	// Layers gives each block's kind, one letter per block (LayerAttention,
+	// LayerSliding, LayerNoRope, LayerConv), as config.json's layer_types or
+	// no_rope_layers say; "" means global attention with RoPE everywhere.
+	Layers string
+	// SlidingWindow is the number of positions a sliding-window layer sees
+	// (attention.sliding_window; Phi-4-mini's files carry one its attention
+	// does not use).
+	SlidingWindow int
+	// RopeBaseSWA is the RoPE base of the sliding-window layers.
+	RopeBaseSWA float32
+	// RopeLinear is the linear RoPE scaling factor of the global layers
+	// (rope.scaling.factor); 0 for none.
+	RopeLinear float32
+	// ConvL is the length of the short convolutions (lfm2's shortconv.l_cache).
+	ConvL int
 	// Llama3Rope, when set, adds the rope_freqs.weight tensor of Llama 3.1+
 	// models (per-frequency divisors of their long-context RoPE scaling).
 	Llama3Rope *Llama3Rope
+	// LongRope, when set, adds the rope_factors_long and rope_factors_short
+	// tensors of Phi-3/Phi-4 LongRoPE scaling.
+	LongRope *LongRope
 }
 
 // Llama3Rope is the RoPE scaling of Llama 3.1 and later models.
@@ -44,11 +70,68 @@ type Llama3Rope struct {
 	OrigCtx        float64 // original_max_position_embeddings
 }
 
+// LongRope is the LongRoPE scaling of Phi-3 and Phi-4 models: per-frequency
+// divisors for contexts up to the original length (Short) and beyond (Long),
+// rope_scaling's short_factor and long_factor.
+type LongRope struct {
+	OrigCtx int       // original_max_position_embeddings
+	Long    []float32 // nil: all 1
+	Short   []float32 // nil: all 1 (Phi-4-mini's short_factor)
+}
+
+// AttnFactor is the factor the reference's converter computes for the cosines
+// and sines of a LongRoPE model whose context nctx exceeds the original one.
+func (r *LongRope) AttnFactor(nctx int) float32 {
+	scale := float64(nctx) / float64(r.OrigCtx)
+	if scale <= 1 {
+		return 1
+	}
+	return float32(math.Sqrt(1 + math.Log(scale)/math.Log(float64(r.OrigCtx))))
+}
+
 // HeadDim is the dimension of one attention head.
-func (s *Shape) HeadDim() int { return s.NEmbd / s.NHead }
+func (s *Shape) HeadDim() int {
+	if s.NHeadDim > 0 {
+		return s.NHeadDim
+	}
+	return s.NEmbd / s.NHead
+}
+
+// RotaryDim is the number of dimensions of a head that RoPE rotates.
+func (s *Shape) RotaryDim() int {
+	if s.RopeDim > 0 {
+		return s.RopeDim
+	}
+	return s.HeadDim()
+}
+
+// LayerKind returns the kind of block il (LayerAttention when Layers is "").
+func (s *Shape) LayerKind(il int) byte {
+	if s.Layers == "" {
+		return LayerAttention
+	}
+	return s.Layers[il]
+}
+
+// AttentionLayers is the number of blocks with attention (with a KV cache).
+func (s *Shape) AttentionLayers() int {
+	n := 0
+	for il := range s.NLayer {
+		if s.LayerKind(il) != LayerConv {
+			n++
+		}
+	}
+	return n
+}
+
+// KVCacheBytes is the size of an FP16 key/value cache of ctx positions in
+// every attention layer.
+func (s *Shape) KVCacheBytes(ctx int) int64 {
+	return int64(ctx) * int64(s.AttentionLayers()) * int64(s.NHeadKV*s.HeadDim()) * 2 /* K and V */ * 2 /* FP16 */
+}
 
 // HasQKVBias reports whether the Q, K and V projections have biases (qwen2).
-func (s *Shape) HasQKVBias() bool { return s.Arch == "qwen2" }
+func (s *Shape) HasQKVBias() bool { return archSpecs[s.Arch].qkvBias }
 
 // Params is the number of weights of the model (the token embeddings counted
 // once when they are tied).
@@ -60,8 +143,51 @@ func (s *Shape) Params() int64 {
 	return n
 }
 
+// DataBytes is the size of the tensor data of a file of type ft, each tensor
+// padded to the GGUF alignment: the file's size less its header.
+func (s *Shape) DataBytes(ft FileType) (int64, error) {
+	if err := s.validate(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, t := range s.tensors() {
+		rb, err := s.tensorType(&t, ft, false).RowBytes(t.cols)
+		if err != nil {
+			return 0, fmt.Errorf("synth: tensor %q: %w", t.name, err)
+		}
+		n += alignUp(int64(rb)*int64(t.rows), gguf.DefaultAlignment)
+	}
+	return n, nil
+}
+
+// clone returns a copy of s that shares no memory with it.
+func (s Shape) clone() Shape {
+	if s.Llama3Rope != nil {
+		r := *s.Llama3Rope
+		s.Llama3Rope = &r
+	}
+	if s.LongRope != nil {
+		r := *s.LongRope
+		r.Long = append([]float32(nil), r.Long...)
+		r.Short = append([]float32(nil), r.Short...)
+		s.LongRope = &r
+	}
+	return s
+}
+
+// phi4MiniLong is the long_factor of Phi-4-mini-instruct's rope_scaling.
+var phi4MiniLong = []float32{
+	1, 1.118320672, 1.250641126, 1.398617824, 1.564103225, 1.74916897, 1.956131817, 2.187582649,
+	2.446418898, 2.735880826, 3.059592084, 3.421605075, 3.826451687, 4.279200023, 4.785517845, 5.351743533,
+	5.984965424, 6.693110555, 7.485043894, 8.370679318, 9.36110372, 10.4687158, 11.70738129, 13.09260651,
+	14.64173252, 16.37415215, 18.31155283, 20.47818807, 22.90118105, 25.61086418, 28.64115884, 32.03,
+	32.1, 32.13, 32.23, 32.6, 32.61, 32.64, 32.66, 32.7,
+	32.71, 32.93, 32.97, 33.28, 33.49, 33.5, 44.16, 47.77,
+}
+
 // shapes are the known shapes, with the hyper-parameters of the models'
-// config.json files.
+// config.json files. The tiny-ARCH shapes are those of the reference's small
+// random models of each architecture (testdata/models/ARCH-tiny-*.gguf).
 var shapes = []Shape{
 	{
 		Name: "tiny", Model: "the tiny test model (testdata/models/tiny-*.gguf)", Arch: "llama",
@@ -72,6 +198,35 @@ var shapes = []Shape{
 		Name: "tiny-qwen2", Model: "a tiny qwen2 model (testdata/models/qwen2-tiny-q8_0.gguf with a 512-token vocabulary)", Arch: "qwen2",
 		NEmbd: 256, NLayer: 3, NHead: 4, NHeadKV: 2, NFF: 768, NVocab: 512, NCtx: 1024,
 		RopeBase: 1e6, NormEps: 1e-5, Tied: true,
+	},
+	{
+		Name: "tiny-qwen3", Model: "the tiny qwen3 model (testdata/models/qwen3-tiny-q4_k_m.gguf)", Arch: "qwen3",
+		NEmbd: 256, NLayer: 3, NHead: 4, NHeadKV: 2, NHeadDim: 128, NFF: 512, NVocab: 512, NCtx: 40960,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+	},
+	{
+		Name: "tiny-gemma3", Model: "the tiny gemma3 model (testdata/models/gemma3-tiny-q4_k_m.gguf)", Arch: "gemma3",
+		NEmbd: 256, NLayer: 7, NHead: 4, NHeadKV: 2, NHeadDim: 128, NFF: 256, NVocab: 512, NCtx: 32768,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+		Layers: "sssssas", SlidingWindow: 16, RopeBaseSWA: 10000, RopeLinear: 8,
+	},
+	{
+		Name: "tiny-phi3", Model: "the tiny phi3 model (testdata/models/phi3-tiny-q4_k_m.gguf)", Arch: "phi3",
+		NEmbd: 256, NLayer: 3, NHead: 4, NHeadKV: 2, NFF: 512, NVocab: 512, NCtx: 131072,
+		RopeBase: 10000, RopeDim: 48, NormEps: 1e-5, Tied: true,
+		LongRope: &LongRope{OrigCtx: 4096},
+	},
+	{
+		Name: "tiny-lfm2", Model: "the tiny lfm2 model (testdata/models/lfm2-tiny-q4_k_m.gguf)", Arch: "lfm2",
+		NEmbd: 256, NLayer: 6, NHead: 4, NHeadKV: 2, NFF: 256, NVocab: 512, NCtx: 128000,
+		RopeBase: 1e6, NormEps: 1e-5, Tied: true,
+		Layers: "ccacac", ConvL: 3,
+	},
+	{
+		Name: "tiny-smollm3", Model: "the tiny smollm3 model (testdata/models/smollm3-tiny-q4_k_m.gguf)", Arch: "smollm3",
+		NEmbd: 256, NLayer: 4, NHead: 4, NHeadKV: 1, NFF: 512, NVocab: 512, NCtx: 65536,
+		RopeBase: 5e6, NormEps: 1e-6, Tied: true,
+		Layers: "aaan",
 	},
 	{
 		Name: "smollm-135m", Model: "SmolLM-135M", Arch: "llama",
@@ -89,6 +244,11 @@ var shapes = []Shape{
 		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
 	},
 	{
+		Name: "qwen2.5-1.5b", Model: "Qwen2.5-1.5B", Arch: "qwen2",
+		NEmbd: 1536, NLayer: 28, NHead: 12, NHeadKV: 2, NFF: 8960, NVocab: 151936, NCtx: 32768,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+	},
+	{
 		Name: "tinyllama-1.1b", Model: "TinyLlama-1.1B-Chat-v1.0", Arch: "llama",
 		NEmbd: 2048, NLayer: 22, NHead: 32, NHeadKV: 4, NFF: 5632, NVocab: 32000, NCtx: 2048,
 		RopeBase: 10000, NormEps: 1e-5,
@@ -99,11 +259,72 @@ var shapes = []Shape{
 		RopeBase: 500000, NormEps: 1e-5, Tied: true,
 		Llama3Rope: &Llama3Rope{Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OrigCtx: 8192},
 	},
+	{
+		Name: "qwen3-0.6b", Model: "Qwen3-0.6B", Arch: "qwen3",
+		NEmbd: 1024, NLayer: 28, NHead: 16, NHeadKV: 8, NHeadDim: 128, NFF: 3072, NVocab: 151936, NCtx: 40960,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+	},
+	{
+		Name: "qwen3-1.7b", Model: "Qwen3-1.7B", Arch: "qwen3",
+		NEmbd: 2048, NLayer: 28, NHead: 16, NHeadKV: 8, NHeadDim: 128, NFF: 6144, NVocab: 151936, NCtx: 40960,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+	},
+	{
+		Name: "qwen3-4b", Model: "Qwen3-4B-Instruct-2507", Arch: "qwen3",
+		NEmbd: 2560, NLayer: 36, NHead: 32, NHeadKV: 8, NHeadDim: 128, NFF: 9728, NVocab: 151936, NCtx: 262144,
+		RopeBase: 5e6, NormEps: 1e-6, Tied: true,
+	},
+	{
+		Name: "gemma3-270m", Model: "gemma-3-270m-it", Arch: "gemma3",
+		NEmbd: 640, NLayer: 18, NHead: 4, NHeadKV: 1, NHeadDim: 256, NFF: 2048, NVocab: 262144, NCtx: 32768,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+		Layers: strings.Repeat("sssssa", 3), SlidingWindow: 512, RopeBaseSWA: 10000,
+	},
+	{
+		Name: "gemma3-1b", Model: "gemma-3-1b-it", Arch: "gemma3",
+		NEmbd: 1152, NLayer: 26, NHead: 4, NHeadKV: 1, NHeadDim: 256, NFF: 6912, NVocab: 262144, NCtx: 32768,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+		Layers: strings.Repeat("sssssa", 4) + "ss", SlidingWindow: 512, RopeBaseSWA: 10000,
+	},
+	{
+		// layer_types: attention in blocks 2, 5, 8, 10, 12 and 14; n_ff is
+		// block_ff_dim 6656 auto-adjusted (2/3, to a multiple of 256).
+		Name: "lfm2-350m", Model: "LFM2-350M", Arch: "lfm2",
+		NEmbd: 1024, NLayer: 16, NHead: 16, NHeadKV: 8, NFF: 4608, NVocab: 65536, NCtx: 128000,
+		RopeBase: 1e6, NormEps: 1e-5, Tied: true,
+		Layers: "ccaccaccacacacac", ConvL: 3,
+	},
+	{
+		// As LFM2-350M; n_ff from block_ff_dim 12288.
+		Name: "lfm2-1.2b", Model: "LFM2-1.2B", Arch: "lfm2",
+		NEmbd: 2048, NLayer: 16, NHead: 32, NHeadKV: 8, NFF: 8192, NVocab: 65536, NCtx: 128000,
+		RopeBase: 1e6, NormEps: 1e-5, Tied: true,
+		Layers: "ccaccaccacacacac", ConvL: 3,
+	},
+	{
+		// no_rope_layers: every fourth block has no RoPE.
+		Name: "smollm3-3b", Model: "SmolLM3-3B", Arch: "smollm3",
+		NEmbd: 2048, NLayer: 36, NHead: 16, NHeadKV: 4, NFF: 11008, NVocab: 128256, NCtx: 65536,
+		RopeBase: 5e6, NormEps: 1e-6, Tied: true,
+		Layers: strings.Repeat("aaan", 9),
+	},
+	{
+		// partial_rotary_factor 0.75 of 128; sliding_window 262144 is in the
+		// config (and the file) but unused. The Q4_K_M files published in
+		// 2025 have every attn_qkv in Q5_K, by an older llama-quantize.
+		Name: "phi4-mini", Model: "Phi-4-mini-instruct", Arch: "phi3",
+		NEmbd: 3072, NLayer: 32, NHead: 24, NHeadKV: 8, NFF: 8192, NVocab: 200064, NCtx: 131072,
+		RopeBase: 10000, RopeDim: 96, NormEps: 1e-5, Tied: true,
+		SlidingWindow: 262144, LongRope: &LongRope{OrigCtx: 4096, Long: phi4MiniLong},
+	},
 }
 
 // Shapes returns the known shapes, smallest first.
 func Shapes() []Shape {
-	out := append([]Shape(nil), shapes...)
+	out := make([]Shape, len(shapes))
+	for i := range shapes {
+		out[i] = shapes[i].clone()
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Params() < out[j].Params() })
 	return out
 }
@@ -121,7 +342,7 @@ func ShapeNames() []string {
 func LookupShape(name string) (Shape, error) {
 	for _, s := range shapes {
 		if strings.EqualFold(s.Name, name) {
-			return s, nil
+			return s.clone(), nil
 		}
 	}
 	return Shape{}, fmt.Errorf("synth: unknown shape %q (known: %s)", name, strings.Join(ShapeNames(), ", "))

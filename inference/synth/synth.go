@@ -115,18 +115,9 @@ func writeTensor(w io.Writer, pool *kernels.Pool, job *rowsJob, s *Shape, idx in
 	if err != nil {
 		return 0, err
 	}
-	switch t.fill {
-	case fillOnes, fillRope:
-		x := make([]float32, t.cols)
-		if t.fill == fillRope {
-			x = s.Llama3Rope.ropeFactors(s.HeadDim(), s.RopeBase)
-		} else {
-			for i := range x {
-				x[i] = 1
-			}
-		}
+	if t.fill != fillRandom {
 		b := make([]byte, rowBytes)
-		kernels.QuantizeRow(typ, x, b)
+		kernels.QuantizeRow(typ, s.vectorValues(t), b)
 		_, err := w.Write(b)
 		return int64(rowBytes), err
 	}
@@ -239,14 +230,23 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 }
 
 // addMetadata adds the hyper-parameters, vocabulary and file type to b, with
-// the keys the reference's converter writes, in the order its quantize tool
-// writes them.
+// the keys the reference's converter writes for the architecture, in the
+// order its quantize tool writes them.
 func addMetadata(b *gguf.Builder, s *Shape, ft FileType) error {
+	spec := archSpecs[s.Arch]
 	a := s.Arch + "."
-	for _, kv := range []struct {
-		key   string
-		value any
-	}{
+	var headKV any = uint32(s.NHeadKV)
+	if spec.perLayerKV {
+		// One count per layer, 0 for the convolution layers.
+		counts := make([]int32, s.NLayer)
+		for il := range counts {
+			if s.LayerKind(il) != LayerConv {
+				counts[il] = int32(s.NHeadKV)
+			}
+		}
+		headKV = counts
+	}
+	kvs := []kv{
 		{"general.architecture", s.Arch},
 		{"general.name", "synth " + s.Name},
 		{a + "context_length", uint32(s.NCtx)},
@@ -254,27 +254,45 @@ func addMetadata(b *gguf.Builder, s *Shape, ft FileType) error {
 		{a + "block_count", uint32(s.NLayer)},
 		{a + "feed_forward_length", uint32(s.NFF)},
 		{a + "attention.head_count", uint32(s.NHead)},
-		{a + "attention.head_count_kv", uint32(s.NHeadKV)},
+		{a + "attention.head_count_kv", headKV},
 		{a + "attention.layer_norm_rms_epsilon", s.NormEps},
 		{a + "rope.freq_base", s.RopeBase},
-		{a + "rope.dimension_count", uint32(s.HeadDim())},
-		{a + "vocab_size", uint32(s.NVocab)},
-	} {
+		{a + "rope.dimension_count", uint32(s.RotaryDim())},
+	}
+	if s.NHeadDim > 0 {
+		kvs = append(kvs, kv{a + "attention.key_length", uint32(s.NHeadDim)}, kv{a + "attention.value_length", uint32(s.NHeadDim)})
+	}
+	if s.SlidingWindow > 0 || spec.window {
+		kvs = append(kvs, kv{a + "attention.sliding_window", uint32(s.SlidingWindow)})
+	}
+	if s.RopeBaseSWA > 0 {
+		kvs = append(kvs, kv{a + "rope.freq_base_swa", s.RopeBaseSWA})
+	}
+	if s.RopeLinear > 0 {
+		kvs = append(kvs, kv{a + "rope.scaling.type", "linear"}, kv{a + "rope.scaling.factor", s.RopeLinear})
+	}
+	if r := s.LongRope; r != nil {
+		kvs = append(kvs, kv{a + "rope.scaling.original_context_length", uint32(r.OrigCtx)}, kv{a + "rope.scaling.attn_factor", r.AttnFactor(s.NCtx)})
+	}
+	if s.ConvL > 0 {
+		kvs = append(kvs, kv{a + "shortconv.l_cache", uint32(s.ConvL)})
+	}
+	kvs = append(kvs, kv{a + "vocab_size", uint32(s.NVocab)})
+	kvs = append(kvs, vocabKVs(s.NVocab, spec.noSpacePrefix)...)
+	// Last, as the reference's quantize tool sets them.
+	kvs = append(kvs, kv{"general.quantization_version", uint32(2)}, kv{"general.file_type", uint32(ft)})
+	for _, kv := range kvs {
 		if err := b.AddKV(kv.key, kv.value); err != nil {
 			return fmt.Errorf("synth: %w", err)
 		}
 	}
-	if err := addVocab(b, s.NVocab); err != nil {
-		return err
-	}
-	// Last, as the reference's quantize tool sets them.
-	if err := b.AddKV("general.quantization_version", uint32(2)); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err := b.AddKV("general.file_type", uint32(ft)); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
 	return nil
+}
+
+// kv is a metadata key and its value.
+type kv struct {
+	key   string
+	value any
 }
 
 func alignUp(x, a int64) int64 { return (x + a - 1) / a * a }

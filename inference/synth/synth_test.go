@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -213,37 +212,18 @@ func TestTypesShareWeights(t *testing.T) {
 	}
 }
 
-// Every shape makes a model that the engine loads with the shape's
-// hyper-parameters. The data are not made: the header is written to a sparse
-// file of the full size.
+// Every shape of an architecture the engine runs makes a model that it loads
+// with the shape's hyper-parameters. The data are not made: the header is
+// written to a sparse file of the full size. Shapes of the architectures the
+// engine does not run yet must be refused for that reason alone.
 func TestShapesLoad(t *testing.T) {
-	dir := t.TempDir()
 	for _, s := range Shapes() {
 		for _, ft := range []FileType{MostlyQ4_KM, MostlyQ8_0, AllF32} {
-			opts := Options{Shape: s, Type: ft}
-			specs := s.tensors()
-			types := make([]kernels.Type, len(specs))
-			var size int64
-			for i := range specs {
-				types[i] = s.tensorType(&specs[i], ft, false)
-				rb, err := types[i].RowBytes(specs[i].cols)
-				if err != nil {
-					t.Fatalf("%s %v: %s: %v", s.Name, ft, specs[i].name, err)
-				}
-				size += alignUp(int64(rb)*int64(specs[i].rows), 32)
+			m, err := inference.Load(headerPath(t, Options{Shape: s, Type: ft}))
+			if err != nil && strings.Contains(err.Error(), fmt.Sprintf("unsupported architecture %q", s.Arch)) && s.Arch != "llama" && s.Arch != "qwen2" {
+				t.Logf("%s %v: not run by the engine yet: %v", s.Name, ft, err)
+				continue
 			}
-			header, _, err := encodeHeader(&s, opts, specs, types)
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, s.Name+".gguf")
-			if err := os.WriteFile(path, header, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Truncate(path, int64(len(header))+size); err != nil {
-				t.Fatal(err)
-			}
-			m, err := inference.Load(path)
 			if err != nil {
 				t.Fatalf("%s %v: %v", s.Name, ft, err)
 			}
@@ -267,7 +247,7 @@ func checkConfig(t *testing.T, s *Shape, m *inference.Model) {
 	if c.HasQKVBias != s.HasQKVBias() {
 		t.Errorf("%s: Q/K/V biases %v", s.Name, c.HasQKVBias)
 	}
-	if (m.RopeFactors != nil) != (s.Llama3Rope != nil) {
+	if s.LongRope == nil && (m.RopeFactors != nil) != (s.Llama3Rope != nil) {
 		t.Errorf("%s: rope factors %v", s.Name, m.RopeFactors != nil)
 	}
 	if n := m.Tokenizer.NumTokens(); n != s.NVocab {
@@ -400,7 +380,13 @@ func TestLookupErrors(t *testing.T) {
 	if _, err := Write(&bytes.Buffer{}, Options{Shape: bad, Type: AllF32}); err == nil {
 		t.Error("3 heads of 256 accepted")
 	}
-	if names := ShapeNames(); names[0] != "tiny-qwen2" && names[0] != "tiny" {
-		t.Errorf("shapes not smallest first: %v", names)
+	all := Shapes()
+	for i := 1; i < len(all); i++ {
+		if all[i].Params() < all[i-1].Params() {
+			t.Errorf("shapes not smallest first: %s before %s", all[i-1].Name, all[i].Name)
+		}
+	}
+	if names := ShapeNames(); len(names) != len(all) || names[0] != all[0].Name {
+		t.Errorf("names %v", names)
 	}
 }

@@ -3,6 +3,7 @@ package synth
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/edgellm/edgellm/kernels"
 )
@@ -11,9 +12,11 @@ import (
 type fill int
 
 const (
-	fillRandom fill = iota // normal-like values with standard deviation weightStd
-	fillOnes               // norm weights
-	fillRope               // Llama 3 RoPE frequency factors
+	fillRandom    fill = iota // normal-like values with standard deviation weightStd
+	fillOnes                  // norm weights
+	fillRopeFreqs             // Llama 3 RoPE frequency factors
+	fillRopeLong              // LongRoPE factors beyond the original context
+	fillRopeShort             // LongRoPE factors within the original context
 )
 
 // weightStd is the standard deviation of the random weights: small enough that
@@ -26,9 +29,10 @@ type tensorSpec struct {
 	cols, rows int // rows is 1 for vectors
 	layer      int // block index, or -1
 	fill       fill
+	keepF32    bool // a matrix the quantizer leaves in F32 (shortconv.conv)
 }
 
-// matrix reports whether the tensor is a 2-D weight (quantized in the mixes).
+// matrix reports whether the tensor is 2-D.
 func (t *tensorSpec) matrix() bool { return t.rows > 1 }
 
 // dims returns the GGUF dimensions, innermost first.
@@ -58,11 +62,19 @@ func (s *Shape) tensors() []tensorSpec {
 // converterOrder lists the tensors of the shape in the order the reference's
 // converter writes them.
 func (s *Shape) converterOrder() []tensorSpec {
+	spec := archSpecs[s.Arch]
 	hd := s.HeadDim()
 	q, kv := s.NHead*hd, s.NHeadKV*hd
 	out := []tensorSpec{{name: "token_embd.weight", cols: s.NEmbd, rows: s.NVocab, layer: -1}}
+	global := func(name string, cols int, f fill) {
+		out = append(out, tensorSpec{name: name, cols: cols, rows: 1, layer: -1, fill: f})
+	}
 	if s.Llama3Rope != nil {
-		out = append(out, tensorSpec{name: "rope_freqs.weight", cols: hd / 2, rows: 1, layer: -1, fill: fillRope})
+		global("rope_freqs.weight", hd/2, fillRopeFreqs)
+	}
+	if s.LongRope != nil {
+		global("rope_factors_long.weight", s.RotaryDim()/2, fillRopeLong)
+		global("rope_factors_short.weight", s.RotaryDim()/2, fillRopeShort)
 	}
 	for l := range s.NLayer {
 		p := fmt.Sprintf("blk.%d.", l)
@@ -70,52 +82,137 @@ func (s *Shape) converterOrder() []tensorSpec {
 			out = append(out, tensorSpec{name: p + name, cols: cols, rows: rows, layer: l, fill: f})
 		}
 		add("attn_norm.weight", s.NEmbd, 1, fillOnes)
-		add("attn_q.weight", s.NEmbd, q, fillRandom)
-		if s.HasQKVBias() {
-			add("attn_q.bias", q, 1, fillRandom)
+		switch {
+		case s.LayerKind(l) == LayerConv:
+			// The depthwise convolution is {L, n_embd} in ggml order, and the
+			// quantizer keeps it in F32.
+			out = append(out, tensorSpec{name: p + "shortconv.conv.weight", cols: s.ConvL, rows: s.NEmbd, layer: l, keepF32: true})
+			add("shortconv.in_proj.weight", s.NEmbd, 3*s.NEmbd, fillRandom)
+			add("shortconv.out_proj.weight", s.NEmbd, s.NEmbd, fillRandom)
+		case spec.fused:
+			add("attn_qkv.weight", s.NEmbd, q+2*kv, fillRandom)
+		default:
+			for _, m := range []struct {
+				name string
+				rows int
+			}{{"attn_q", q}, {"attn_k", kv}, {"attn_v", kv}} {
+				add(m.name+".weight", s.NEmbd, m.rows, fillRandom)
+				if spec.qkvBias {
+					add(m.name+".bias", m.rows, 1, fillRandom)
+				}
+			}
+			if spec.qkNorm {
+				add("attn_q_norm.weight", hd, 1, fillOnes)
+				add("attn_k_norm.weight", hd, 1, fillOnes)
+			}
 		}
-		add("attn_k.weight", s.NEmbd, kv, fillRandom)
-		if s.HasQKVBias() {
-			add("attn_k.bias", kv, 1, fillRandom)
+		if s.LayerKind(l) != LayerConv {
+			add("attn_output.weight", q, s.NEmbd, fillRandom)
 		}
-		add("attn_v.weight", s.NEmbd, kv, fillRandom)
-		if s.HasQKVBias() {
-			add("attn_v.bias", kv, 1, fillRandom)
+		if spec.postNorms {
+			add("post_attention_norm.weight", s.NEmbd, 1, fillOnes)
 		}
-		add("attn_output.weight", q, s.NEmbd, fillRandom)
 		add("ffn_norm.weight", s.NEmbd, 1, fillOnes)
-		add("ffn_gate.weight", s.NEmbd, s.NFF, fillRandom)
-		add("ffn_up.weight", s.NEmbd, s.NFF, fillRandom)
+		if spec.fused {
+			// The gate's rows first, then the up projection's.
+			add("ffn_up.weight", s.NEmbd, 2*s.NFF, fillRandom)
+		} else {
+			add("ffn_gate.weight", s.NEmbd, s.NFF, fillRandom)
+			add("ffn_up.weight", s.NEmbd, s.NFF, fillRandom)
+		}
 		add("ffn_down.weight", s.NFF, s.NEmbd, fillRandom)
+		if spec.postNorms {
+			add("post_ffw_norm.weight", s.NEmbd, 1, fillOnes)
+		}
 	}
-	out = append(out, tensorSpec{name: "output_norm.weight", cols: s.NEmbd, rows: 1, layer: -1, fill: fillOnes})
+	global(spec.finalNorm+".weight", s.NEmbd, fillOnes)
 	if !s.Tied {
 		out = append(out, tensorSpec{name: "output.weight", cols: s.NEmbd, rows: s.NVocab, layer: -1})
 	}
 	return out
 }
 
-// tensorType is the type of tensor t in a file of type ft: vectors stay F32.
+// vectorValues returns the values of a vector tensor that is not random.
+func (s *Shape) vectorValues(t *tensorSpec) []float32 {
+	switch t.fill {
+	case fillRopeFreqs:
+		return s.Llama3Rope.ropeFactors(s.HeadDim(), s.RopeBase)
+	case fillRopeLong:
+		return factorsOrOnes(s.LongRope.Long, t.cols)
+	case fillRopeShort:
+		return factorsOrOnes(s.LongRope.Short, t.cols)
+	}
+	return factorsOrOnes(nil, t.cols)
+}
+
+// factorsOrOnes returns a copy of f, or n ones when f is nil.
+func factorsOrOnes(f []float32, n int) []float32 {
+	if f != nil {
+		return append([]float32(nil), f...)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+// tensorType is the type of tensor t in a file of type ft: vectors, and the
+// matrices the quantizer leaves alone, stay F32.
 func (s *Shape) tensorType(t *tensorSpec, ft FileType, pure bool) kernels.Type {
-	if !t.matrix() {
+	if !t.matrix() || t.keepF32 {
 		return kernels.F32
 	}
 	return ft.TensorType(s, t.name, t.layer, t.cols, pure)
 }
 
-// validate checks that the shape's dimensions make a model the engine loads.
+// validate checks that the shape's dimensions make a model of its
+// architecture that the reference loads and runs as the shape says.
 func (s *Shape) validate() error {
+	spec, ok := archSpecs[s.Arch]
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("synth: shape %q: "+format, append([]any{s.Name}, args...)...)
+	}
 	switch {
-	case s.Arch != "llama" && s.Arch != "qwen2":
-		return fmt.Errorf("synth: shape %q: unsupported architecture %q", s.Name, s.Arch)
-	case s.NEmbd <= 0 || s.NLayer <= 0 || s.NHead <= 0 || s.NHeadKV <= 0 || s.NFF <= 0 || s.NCtx <= 0:
-		return fmt.Errorf("synth: shape %q: dimensions must be positive", s.Name)
-	case s.NEmbd%s.NHead != 0 || s.NHead%s.NHeadKV != 0 || s.HeadDim()%2 != 0:
-		return fmt.Errorf("synth: shape %q: %d heads of %d and %d KV heads do not fit", s.Name, s.NHead, s.NEmbd, s.NHeadKV)
+	case !ok:
+		return bad("unsupported architecture %q", s.Arch)
+	case s.NEmbd <= 0 || s.NLayer <= 0 || s.NHead <= 0 || s.NHeadKV <= 0 || s.NFF <= 0 || s.NCtx <= 0 || s.NHeadDim < 0 || s.RopeDim < 0:
+		return bad("dimensions must be positive")
+	case s.NHeadDim == 0 && s.NEmbd%s.NHead != 0, s.NHead%s.NHeadKV != 0, s.HeadDim()%2 != 0:
+		return bad("%d heads of %d and %d KV heads do not fit", s.NHead, s.NEmbd, s.NHeadKV)
+	case s.RotaryDim()%2 != 0 || s.RotaryDim() > s.HeadDim():
+		return bad("RoPE on %d of %d dimensions", s.RotaryDim(), s.HeadDim())
 	case s.NVocab < vocabReserved+1:
-		return fmt.Errorf("synth: shape %q: vocabulary of %d tokens is smaller than %d", s.Name, s.NVocab, vocabReserved+1)
-	case s.NEmbd%kernels.QK != 0 || s.NFF%kernels.QK != 0:
-		return fmt.Errorf("synth: shape %q: embedding and feed-forward sizes must be multiples of %d", s.Name, kernels.QK)
+		return bad("vocabulary of %d tokens is smaller than %d", s.NVocab, vocabReserved+1)
+	case s.NEmbd%kernels.QK != 0 || s.NFF%kernels.QK != 0 || s.NHead*s.HeadDim()%kernels.QK != 0:
+		return bad("embedding, feed-forward and attention widths must be multiples of %d", kernels.QK)
+	case s.Layers != "" && len(s.Layers) != s.NLayer:
+		return bad("%d layer kinds for %d layers", len(s.Layers), s.NLayer)
+	case s.LongRope != nil && (s.LongRope.OrigCtx <= 0 || !lenIs(s.LongRope.Long, s.RotaryDim()/2) || !lenIs(s.LongRope.Short, s.RotaryDim()/2)):
+		return bad("LongRoPE needs an original context and %d factors", s.RotaryDim()/2)
+	case (s.LongRope != nil) != (s.Arch == "phi3"), s.Llama3Rope != nil && s.Arch != "llama":
+		return bad("RoPE scaling of another architecture")
+	}
+	var sliding, conv bool
+	for il := range s.NLayer {
+		kind := s.LayerKind(il)
+		if !strings.ContainsRune(spec.kinds, rune(kind)) {
+			return bad("layer %d is of kind %q, which %s does not have", il, kind, s.Arch)
+		}
+		if want, ok := s.referenceKind(il); ok && kind != want {
+			return bad("layer %d is of kind %q, the reference runs it as %q", il, kind, want)
+		}
+		sliding = sliding || kind == LayerSliding
+		conv = conv || kind == LayerConv
+	}
+	switch {
+	case sliding != (s.RopeBaseSWA > 0), sliding && s.SlidingWindow <= 0:
+		return bad("sliding-window layers need a window and their RoPE base, and only they")
+	case conv != (s.ConvL > 0):
+		return bad("convolution layers need their length, and only they")
 	}
 	return nil
 }
+
+// lenIs reports whether f is nil (all ones) or has n values.
+func lenIs(f []float32, n int) bool { return f == nil || len(f) == n }

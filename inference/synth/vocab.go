@@ -1,10 +1,6 @@
 package synth
 
-import (
-	"fmt"
-
-	"github.com/edgellm/edgellm/gguf"
-)
+import "fmt"
 
 // The placeholder vocabulary is a SentencePiece ("llama") vocabulary of the
 // model's size: <unk>, <s>, </s>, the 256 byte tokens <0x00> … <0xFF>, then
@@ -58,13 +54,12 @@ func appendLetters(b []byte, k int) []byte {
 	return append(b, tmp[i:]...)
 }
 
-// addVocab adds the placeholder vocabulary of n tokens to b.
-func addVocab(b *gguf.Builder, n int) error {
+// vocabKVs returns the metadata of the placeholder vocabulary of n tokens;
+// noSpacePrefix adds tokenizer.ggml.add_space_prefix = false, as Gemma's
+// converter does.
+func vocabKVs(n int, noSpacePrefix bool) []kv {
 	tokens, scores, types := placeholderVocab(n)
-	for _, kv := range []struct {
-		key   string
-		value any
-	}{
+	kvs := []kv{
 		{"tokenizer.ggml.model", "llama"},
 		{"tokenizer.ggml.pre", "default"},
 		{"tokenizer.ggml.tokens", tokens},
@@ -75,10 +70,9 @@ func addVocab(b *gguf.Builder, n int) error {
 		{"tokenizer.ggml.unknown_token_id", uint32(0)},
 		{"tokenizer.ggml.add_bos_token", true},
 		{"tokenizer.ggml.add_eos_token", false},
-	} {
-		if err := b.AddKV(kv.key, kv.value); err != nil {
-			return fmt.Errorf("synth: %w", err)
-		}
 	}
-	return nil
+	if noSpacePrefix {
+		kvs = append(kvs, kv{"tokenizer.ggml.add_space_prefix", false})
+	}
+	return kvs
 }
