@@ -57,13 +57,20 @@ type ModelInfo struct {
 	Name         string // the model's name (GGUF general.name, else the file name)
 	Path         string // the file it was loaded from
 	FileBytes    uint64 // the file's size (memory-mapped)
-	Layers       int    // transformer blocks
-	KVDim        int    // key/value width per layer and position
+	Layers       int    // blocks
 	ContextTrain int    // context length the model was trained with
+	// CacheBytesPerToken and CacheBytesFixed give the layers' caches at a
+	// context of n tokens: at most CacheBytesFixed + n × CacheBytesPerToken
+	// (global attention layers grow with the context; sliding-window rings
+	// and convolution states do not).
+	CacheBytesPerToken, CacheBytesFixed uint64
 }
 
-// KVBytesPerToken is the model's FP16 KV cache size per token.
-func (m ModelInfo) KVBytesPerToken() uint64 { return KVBytesPerToken(m.Layers, m.KVDim) }
+// CacheBytes is the memory of the model's caches at a context of n tokens
+// (an upper bound, exact once n exceeds every sliding window).
+func (m ModelInfo) CacheBytes(n int) uint64 {
+	return uint64(n)*m.CacheBytesPerToken + m.CacheBytesFixed
+}
 
 // ErrPromptTooLong is wrapped by Engine.Run when a prompt cannot fit in the
 // context even after trimming; the answer's error code is too_long.

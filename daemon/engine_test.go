@@ -43,9 +43,10 @@ func TestNewJobResolvesDefaults(t *testing.T) {
 	}
 }
 
-func TestModelInfoKVBytesPerToken(t *testing.T) {
-	m := ModelInfo{Layers: 22, KVDim: 256}
-	if got := m.KVBytesPerToken(); got != 22*256*4 {
-		t.Errorf("KVBytesPerToken = %d", got)
+func TestModelInfoCacheBytes(t *testing.T) {
+	// TinyLlama-1.1B: 22 layers, 4 KV heads × 64 = 256, FP16 K and V.
+	m := ModelInfo{Layers: 22, CacheBytesPerToken: 22 * 256 * 4, CacheBytesFixed: 1000}
+	if got := m.CacheBytes(2048); got != 2048*22*256*4+1000 {
+		t.Errorf("CacheBytes(2048) = %d", got)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -42,8 +41,9 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := ModelInfo{Name: m.Config.Name, Path: opts.Path, Layers: m.Config.NLayer, KVDim: m.Config.KVDim(),
-		ContextTrain: m.Config.NCtxTrain}
+	cost := m.Config.CacheCost()
+	info := ModelInfo{Name: m.Config.Name, Path: opts.Path, Layers: m.Config.NLayer, ContextTrain: m.Config.NCtxTrain,
+		CacheBytesPerToken: uint64(cost.PerToken), CacheBytesFixed: uint64(cost.Fixed)}
 	if info.Name == "" {
 		info.Name = strings.TrimSuffix(filepath.Base(opts.Path), filepath.Ext(opts.Path))
 	}
@@ -165,6 +165,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		Sampling:     samplerParams(job.Sampling),
 		OnProgress:   job.Progress,
 		ReusePrefix:  true,
+		OnPrefilled:  e.keepPrefix(ids),
 		Grammar:      gr,
 		GrammarStart: grStart,
 		OnText: func(b []byte) error {
@@ -179,11 +180,6 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			return nil
 		},
 	})
-	if e.prefixes != nil {
-		if toks := e.gen.Tokens(); len(toks) >= len(ids) && slices.Equal(toks[:len(ids)], ids) {
-			e.prefixes.Store(e.state, ids)
-		}
-	}
 	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped}
 	out.Timings = mqtt.Timings{
 		TTFTMs:     float64(res.FirstToken.Microseconds()) / 1000,
@@ -356,4 +352,14 @@ func (e *llm) fits(n, total int) error {
 			ErrPromptTooLong, n, e.ctx)
 	}
 	return fmt.Errorf("%w: the prompt has %d tokens, the context holds %d", ErrPromptTooLong, n, e.ctx)
+}
+
+// keepPrefix returns the OnPrefilled hook that keeps the caches of the
+// prompt ids in the prefix cache, once the state holds exactly them (nil
+// without a prefix cache).
+func (e *llm) keepPrefix(ids []int32) func() {
+	if e.prefixes == nil {
+		return nil
+	}
+	return func() { e.prefixes.Store(e.state, ids) }
 }

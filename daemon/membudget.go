@@ -346,15 +346,6 @@ func (s System) MemoryUsed() (uint64, error) {
 	return 0, fmt.Errorf("daemon: memory: %s: no VmRSS line in kB", path)
 }
 
-// KVBytesPerToken is the size of one token's KV cache entry with FP16
-// storage: layers × kvDim, for K and for V, at 2 bytes each.
-func KVBytesPerToken(layers, kvDim int) uint64 {
-	if layers <= 0 || kvDim <= 0 {
-		return 0
-	}
-	return uint64(layers) * uint64(kvDim) * 2 * 2
-}
-
 // PlanInput is what Plan needs to know.
 type PlanInput struct {
 	// Budget is the memory budget in bytes (MemoryBudget.Limit).
@@ -363,8 +354,9 @@ type PlanInput struct {
 	ModelBytes uint64
 	// Context is the configured context length in tokens.
 	Context int
-	// KVBytesPerToken is one token's KV cache size (see KVBytesPerToken).
-	KVBytesPerToken uint64
+	// KVBytesPerToken and KVBytesFixed give the layers' caches at the
+	// context: Context × KVBytesPerToken + KVBytesFixed (ModelInfo.CacheBytes).
+	KVBytesPerToken, KVBytesFixed uint64
 	// Overhead is the fixed memory besides model and KV cache: the Go
 	// runtime, activations, scratch buffers, the MQTT client.
 	Overhead uint64
@@ -373,7 +365,7 @@ type PlanInput struct {
 // MemoryPlan is how the daemon will use its memory budget.
 type MemoryPlan struct {
 	// Budget, KVBytes, Overhead and ModelBytes restate the inputs; KVBytes is
-	// Context × KVBytesPerToken.
+	// Context × KVBytesPerToken + KVBytesFixed.
 	Budget, KVBytes, Overhead, ModelBytes uint64
 	// HeapLimit is the soft limit for debug.SetMemoryLimit: the budget minus
 	// the model's pages when the model fits, otherwise just the KV cache and
@@ -406,14 +398,16 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 		Budget:     in.Budget,
 		Overhead:   in.Overhead,
 		ModelBytes: in.ModelBytes,
-		KVBytes:    uint64(in.Context) * in.KVBytesPerToken,
+		KVBytes:    uint64(in.Context)*in.KVBytesPerToken + in.KVBytesFixed,
 	}
 	if in.Overhead >= in.Budget {
 		return p, fmt.Errorf("daemon: memory: the fixed overhead of %s leaves nothing of the %s budget for the KV cache",
 			formatMiB(in.Overhead), formatMiB(in.Budget))
 	}
 	left := in.Budget - in.Overhead
-	p.MaxContext = int(min(left/in.KVBytesPerToken, math.MaxInt32))
+	if left > in.KVBytesFixed {
+		p.MaxContext = int(min((left-in.KVBytesFixed)/in.KVBytesPerToken, math.MaxInt32))
+	}
 	if p.KVBytes > left {
 		return p, fmt.Errorf("daemon: memory: context %d needs %s of KV cache, budget leaves %s (budget %s minus %s overhead); "+
 			"the largest context that fits is %d: lower model.context or raise the memory limit",

@@ -254,18 +254,8 @@ func TestMemoryUsed(t *testing.T) {
 	}
 }
 
-func TestKVBytesPerToken(t *testing.T) {
-	// TinyLlama-1.1B: 22 layers, 4 KV heads × 64 = 256.
-	if got := KVBytesPerToken(22, 256); got != 22*256*4 {
-		t.Errorf("KVBytesPerToken(22, 256) = %d", got)
-	}
-	if got := KVBytesPerToken(0, 256); got != 0 {
-		t.Errorf("KVBytesPerToken(0, 256) = %d", got)
-	}
-}
-
 func TestPlan(t *testing.T) {
-	kv := KVBytesPerToken(22, 256)
+	kv := uint64(22 * 256 * 2 * 2) // TinyLlama-1.1B: 22 layers, 4 KV heads × 64, FP16 K and V
 
 	t.Run("context does not fit", func(t *testing.T) {
 		_, err := Plan(PlanInput{Budget: 100 * MiB, Overhead: 60 * MiB, ModelBytes: 600 * MiB, Context: 4096, KVBytesPerToken: kv})
@@ -317,6 +307,23 @@ func TestPlan(t *testing.T) {
 		_, err = Plan(PlanInput{Budget: 64*MiB + 44*MiB - 1, Overhead: 64 * MiB, Context: 2048, KVBytesPerToken: kv})
 		if err == nil || !strings.Contains(err.Error(), "budget leaves 43.9 MiB") {
 			t.Errorf("one byte short: %v", err)
+		}
+	})
+
+	// Gemma 3 1B's shape: 4 global layers grow with the context, the 22
+	// sliding-window rings (512 + 31 positions of 256 values) do not.
+	t.Run("sliding-window rings", func(t *testing.T) {
+		per, fixed := uint64(4*256*4), uint64(22*543*256*4)
+		p, err := Plan(PlanInput{Budget: 64*MiB + 40*MiB, Overhead: 64 * MiB, Context: 4096, KVBytesPerToken: per, KVBytesFixed: fixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.KVBytes != 4096*per+fixed || p.MaxContext != int((40*MiB-fixed)/per) {
+			t.Errorf("plan %+v", p)
+		}
+		_, err = Plan(PlanInput{Budget: 64*MiB + fixed, Overhead: 64 * MiB, Context: 1, KVBytesPerToken: per, KVBytesFixed: fixed})
+		if err == nil || !strings.Contains(err.Error(), "the largest context that fits is 0") {
+			t.Errorf("room for the rings only: %v", err)
 		}
 	})
 

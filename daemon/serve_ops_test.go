@@ -361,7 +361,7 @@ type wedgedEngine struct {
 }
 
 func (w *wedgedEngine) Model() ModelInfo {
-	return ModelInfo{Name: "wedged", Layers: 1, KVDim: 8, FileBytes: 1}
+	return ModelInfo{Name: "wedged", Layers: 1, CacheBytesPerToken: 32, FileBytes: 1}
 }
 
 func (w *wedgedEngine) Run(ctx context.Context, job Job) (Outcome, error) {

@@ -259,7 +259,7 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Check: func(m ModelInfo) error {
 			var err error
 			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, Context: cfg.Model.Context,
-				KVBytesPerToken: m.KVBytesPerToken(), Overhead: overheadBytes})
+				KVBytesPerToken: m.CacheBytesPerToken, KVBytesFixed: m.CacheBytesFixed, Overhead: overheadBytes})
 			if err != nil {
 				return fmt.Errorf("%w (budget from %s)", err, s.budget.Source)
 			}

@@ -46,6 +46,11 @@ type GenerateOptions struct {
 	// offset are fed to the grammar, and from then on the output is
 	// constrained; if they cannot begin a valid value, the output stays free.
 	GrammarStart func(out []byte) int
+	// OnPrefilled, when set, is called once the prompt is consumed, before
+	// the first token is sampled: the state then holds exactly the prompt,
+	// the moment to keep its caches (PrefixCache.Store) for layers that
+	// cannot be rewound to it later.
+	OnPrefilled func()
 	// ReusePrefix keeps the KV cache of the longest common prefix of this
 	// prompt and the tokens of the previous generation (its prompt and
 	// output), and prefills only the rest (Result.CachedTokens says how
@@ -226,6 +231,9 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 		return res, err
 	}
 	res.Prefill = time.Since(start)
+	if opts.OnPrefilled != nil {
+		opts.OnPrefilled()
+	}
 	for _, id := range prompt {
 		g.sampler.Accept(id)
 	}

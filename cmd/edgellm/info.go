@@ -49,20 +49,32 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	p("model:\n")
 	p("  name:          %s\n", c.Name)
 	p("  architecture:  %s\n", c.Arch)
-	p("  layers:        %d\n", c.NLayer)
+	p("  layers:        %s\n", c.Summary())
 	p("  embedding:     %d\n", c.NEmbd)
 	p("  heads:         %d query, %d key/value, head dim %d\n", c.NHead, c.NHeadKV, c.HeadDim)
 	p("  feed-forward:  %d\n", c.NFF)
 	p("  vocabulary:    %d (%s tokenizer, pre-tokenizer %q)\n", c.NVocab, m.Tokenizer.Model(), m.Tokenizer.Pre())
 	p("  context:       %d trained\n", c.NCtxTrain)
-	style := "norm"
-	if c.RopeStyle == inference.RopeNeox {
-		style = "neox"
-	}
-	p("  rope:          %s, base %g, dim %d, scale %g\n", style, c.RopeBase, c.RopeDim, c.RopeScale)
+	p("  rope:          %s, base %g, dim %d, scale %g\n", c.RopeStyle, c.RopeBase, c.RopeDim, c.RopeScale)
 	p("  rms norm eps:  %g\n", c.NormEps)
 	est := m.EstimateMemory(ctx)
 	p("memory at context %d: weights %.1f MiB (mapped), KV cache %.1f MiB, buffers %.1f MiB, total %.1f MiB\n",
 		ctx, mib(est.Weights), mib(est.KVCache), mib(est.Buffers), mib(est.Weights+est.KVCache+est.Buffers))
+	if full := fullKVBytes(&c, ctx); full > est.KVCache {
+		p("  sliding-window layers keep only their window: a full KV cache in every layer would take %.1f MiB\n", mib(full))
+	}
 	return nil
+}
+
+// fullKVBytes is the KV cache the model would need at ctx if every attention
+// layer kept the whole context (no sliding-window rings).
+func fullKVBytes(c *inference.Config, ctx int) int64 {
+	var n int64
+	for _, s := range c.CacheSpecs(ctx) {
+		if s.Kind == inference.CacheKV {
+			s.Rows = ctx
+		}
+		n += s.Bytes()
+	}
+	return n
 }

@@ -181,7 +181,8 @@ func TestInfoUnsupportedArchitecture(t *testing.T) {
 	if strings.Contains(out, "model:") {
 		t.Errorf("stdout describes a model it cannot load:\n%s", out)
 	}
-	want := "edgellm info: " + path + `: edgellm cannot run it: inference: unsupported architecture "mamba" (supported: llama, qwen2)` + "\n"
+	want := "edgellm info: " + path + `: edgellm cannot run it: inference: unsupported architecture "mamba" (supported: ` +
+		strings.Join(inference.Architectures(), ", ") + ")\n"
 	if errs != want {
 		t.Errorf("stderr %q, want %q", errs, want)
 	}
