@@ -338,7 +338,7 @@ func (j *attentionJob) Do(lo, hi int) {
 	for item := lo; item < hi; item++ {
 		h, i := item/j.n, item%j.n
 		q := qBuf[:hd]
-		roundFP16(q, row(s.q, i, qDim)[h*hd:(h+1)*hd])
+		kernels.RoundFP16(q, row(s.q, i, qDim)[h*hd:(h+1)*hd])
 		out := row(s.att, i, qDim)[h*hd : (h+1)*hd]
 		clear(out)
 		kv := (h / group) * hd // the head's offset in a key or value row
@@ -407,7 +407,7 @@ func (j *attentionJob) scores(sc, q []float32, first, kv int) {
 // by w[t]·inv rounded to FP16 (w is overwritten).
 func (j *attentionJob) weigh(out, w []float32, inv float32, first, kv int) {
 	kernels.ScaleF32(w, inv)
-	roundFP16(w, w)
+	kernels.RoundFP16(w, w)
 	rows, width := j.cache.spec.Rows, j.cache.spec.Width
 	for t := 0; t < len(w); {
 		r := (first + t) % rows
@@ -419,13 +419,6 @@ func (j *attentionJob) weigh(out, w []float32, inv float32, first, kv int) {
 
 // maxHeadDim is the largest head dimension attention takes.
 const maxHeadDim = 512
-
-// roundFP16 sets dst[i] to src[i] rounded to FP16 precision.
-func roundFP16(dst, src []float32) {
-	for i, v := range src {
-		dst[i] = kernels.FP16ToFP32(kernels.FP32ToFP16(v))
-	}
-}
 
 // attScores is the number of scores attention keeps at once (16 KiB of a
 // worker's stack).

@@ -330,3 +330,14 @@ func f16le(b []byte) float32 { return FP16ToFP32(binary.LittleEndian.Uint16(b)) 
 
 // bf16le decodes the little-endian bfloat16 value at the start of b.
 func bf16le(b []byte) float32 { return BF16ToFP32(binary.LittleEndian.Uint16(b)) }
+
+// RoundFP16 sets dst[i] to src[i] rounded to half precision and back,
+// FP16ToFP32(FP32ToFP16(src[i])), bit for bit (attention rounds its query
+// and its softmax weights so, as the reference does). dst must be at least
+// as long as src; it may be src.
+func RoundFP16(dst, src []float32) {
+	dst = dst[:len(src)]
+	for i := roundFP16Accel(dst, src); i < len(src); i++ {
+		dst[i] = FP16ToFP32(FP32ToFP16(src[i]))
+	}
+}

@@ -44,3 +44,5 @@ func matVecAccel(Type, []byte, int, *Activation, []float32) int { return 0 }
 func geluMulAccel(gate, up []float32, t *[1 << 16]uint16) int { return 0 }
 func mulAccel(dst, a, b []float32) int                        { return 0 }
 func mulAddAccel(dst, a, b []float32) int                     { return 0 }
+
+func roundFP16Accel(dst, src []float32) int { return 0 }
