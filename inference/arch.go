@@ -155,8 +155,13 @@ func ropeScale(m *meta) (float32, error) {
 	if err != nil {
 		return 0, fmt.Errorf("inference: %w", err)
 	}
+	if typ == "longrope" && m.p == "phi3." {
+		// Phi-3.5 / Phi-4-mini: the scaling is in the rope_factors tensors
+		// and attn_factor (describePhi3); no frequency scale.
+		return 1, nil
+	}
 	if typ != "linear" {
-		return 0, fmt.Errorf("inference: unsupported rope scaling %q (supported: none, linear)", typ)
+		return 0, fmt.Errorf("inference: unsupported rope scaling %q (supported: none, linear; longrope for phi3)", typ)
 	}
 	factor, err := m.float("rope.scaling.factor")
 	if err != nil {

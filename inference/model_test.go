@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -141,4 +142,65 @@ func TestForwardErrors(t *testing.T) {
 	if _, err := s.Forward(1, true); err == nil || !strings.Contains(err.Error(), "context full (2 tokens)") {
 		t.Fatalf("third token in a context of 2: %v", err)
 	}
+}
+
+// Malformed metadata of the new architectures is refused with a clear error;
+// what real files carry (Phi-4-mini's rope.scaling.type "longrope") loads.
+func TestLoadNewArchitectureMetadata(t *testing.T) {
+	set := func(key string, v any) func(*gguf.KV) bool {
+		return func(e *gguf.KV) bool {
+			if e.Key == key {
+				e.Value = v
+			}
+			return true
+		}
+	}
+	replace := func(key, newKey string, v any) func(*gguf.KV) bool {
+		return func(e *gguf.KV) bool {
+			if e.Key == key {
+				e.Key, e.Value = newKey, v
+			}
+			return true
+		}
+	}
+	for _, c := range []struct {
+		model, name string
+		kv          func(*gguf.KV) bool
+		tensor      func(*gguf.Tensor) bool
+		want        string
+	}{
+		{"lfm2-tiny-q8_0", "short per-layer array", set("lfm2.attention.head_count_kv", []int32{0, 0, 2, 0, 2}), nil,
+			`"lfm2.attention.head_count_kv" has 5 values for 6 layers`},
+		{"lfm2-tiny-q8_0", "convolution length 1", set("lfm2.shortconv.l_cache", uint32(1)), nil, "short convolution length 1 out of range"},
+		{"lfm2-tiny-q8_0", "missing conv kernel", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.3.shortconv.conv.weight" },
+			`tensor "blk.3.shortconv.conv.weight" is missing`},
+		{"gemma3-tiny-q8_0", "pattern of the wrong length", replace("gemma3.rope.freq_base_swa", "gemma3.attention.sliding_window_pattern", []bool{true, false}), nil,
+			`"gemma3.attention.sliding_window_pattern" has 2 values for 7 layers`},
+		{"gemma3-tiny-q8_0", "missing post-norm", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.4.post_ffw_norm.weight" },
+			`tensor "blk.4.post_ffw_norm.weight" is missing`},
+		{"phi3-tiny-q8_0", "attn_factor NaN", set("phi3.rope.scaling.attn_factor", float32(math.NaN())), nil, "is not a number"},
+		{"smollm3-tiny-q8_0", "longrope outside phi3", replace("smollm3.rope.freq_base", "smollm3.rope.scaling.type", "longrope"), nil,
+			`unsupported rope scaling "longrope"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Load(rewrite(t, c.model, c.kv, c.tensor))
+			if err == nil {
+				m.Close()
+				t.Fatalf("loaded; want error %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q lacks %q", err, c.want)
+			}
+		})
+	}
+	t.Run("phi3 longrope", func(t *testing.T) {
+		m, err := Load(rewrite(t, "phi3-tiny-q8_0", replace("phi3.attention.sliding_window", "phi3.rope.scaling.type", "longrope"), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if r := m.Config.Ropes[0]; r.Scale != 1 || r.FactorsLong == nil {
+			t.Errorf("rope %+v", r)
+		}
+	})
 }
