@@ -391,8 +391,8 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 	if in.Budget == 0 {
 		return MemoryPlan{}, errors.New("daemon: memory: the memory budget is 0")
 	}
-	if in.Context <= 0 || in.KVBytesPerToken == 0 {
-		return MemoryPlan{}, fmt.Errorf("daemon: memory: need a positive context and KV size per token, got %d and %d", in.Context, in.KVBytesPerToken)
+	if in.Context <= 0 || in.KVBytesPerToken == 0 && in.KVBytesFixed == 0 {
+		return MemoryPlan{}, fmt.Errorf("daemon: memory: need a positive context and KV size, got %d and %d per token + %d", in.Context, in.KVBytesPerToken, in.KVBytesFixed)
 	}
 	p := MemoryPlan{
 		Budget:     in.Budget,
@@ -405,7 +405,11 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 			formatMiB(in.Overhead), formatMiB(in.Budget))
 	}
 	left := in.Budget - in.Overhead
-	if left > in.KVBytesFixed {
+	switch {
+	case left < in.KVBytesFixed:
+	case in.KVBytesPerToken == 0: // only rings and convolution states: any context
+		p.MaxContext = math.MaxInt32
+	default:
 		p.MaxContext = int(min((left-in.KVBytesFixed)/in.KVBytesPerToken, math.MaxInt32))
 	}
 	if p.KVBytes > left {

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,6 +321,10 @@ func TestPlan(t *testing.T) {
 		}
 		if p.KVBytes != 4096*per+fixed || p.MaxContext != int((40*MiB-fixed)/per) {
 			t.Errorf("plan %+v", p)
+		}
+		p, err = Plan(PlanInput{Budget: 64*MiB + fixed, Overhead: 64 * MiB, Context: 100000, KVBytesFixed: fixed})
+		if err != nil || p.MaxContext != math.MaxInt32 {
+			t.Errorf("every layer a ring: plan %+v, %v", p, err)
 		}
 		_, err = Plan(PlanInput{Budget: 64*MiB + fixed, Overhead: 64 * MiB, Context: 1, KVBytesPerToken: per, KVBytesFixed: fixed})
 		if err == nil || !strings.Contains(err.Error(), "the largest context that fits is 0") {
