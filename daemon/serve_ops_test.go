@@ -705,3 +705,41 @@ func TestServePrefixCacheKeepsSeveralPrompts(t *testing.T) {
 		t.Fatalf("back to the first prompt: %+v %q, first time %+v %q", a2.Usage, a2.Text, a1.Usage, a1.Text)
 	}
 }
+
+// For every new architecture, the daemon's reuse of earlier work — the
+// prompt cache file across a restart and the prefix cache of a prompt that
+// a request extends — leaves the greedy answers as they were without it.
+func TestServeNewArchitecturesReuseKeepsAnswers(t *testing.T) {
+	for _, model := range []string{"qwen3-tiny-q8_0", "gemma3-tiny-q8_0", "phi3-tiny-q8_0", "lfm2-tiny-q8_0", "smollm3-tiny-q8_0"} {
+		t.Run(model, func(t *testing.T) {
+			b := mqtttest.Start(t, mqtttest.Options{})
+			path := writeConfig(t, t.TempDir(), b, map[string]any{"model.path": modelPath(t, model+".gguf")})
+			c := newClient(t, b, "t-reuse", "edgellm/pi1/response/#")
+			short := "Once upon a time, there was a little girl named Lily. She loved to play in the park"
+			long := short + " with her big red ball. One day, the ball rolled into the pond"
+			ask := func(id, prompt string) mqtt.Final {
+				c.publish(reqTopic, `{"id":"`+id+`","prompt":"`+prompt+`","max_tokens":6,"temperature":0}`)
+				f := c.final(id)
+				if f.Status != mqtt.StatusOK || f.Usage.CompletionTokens == 0 {
+					t.Fatalf("%s: %+v", id, f)
+				}
+				return f
+			}
+			d := startServe(t, b, path, Options{})
+			freshLong := ask("l1", long) // the first request: nothing to reuse
+			short1 := ask("s1", short)
+			if err := d.stop(); err != nil {
+				t.Fatal(err)
+			}
+			startServe(t, b, path, Options{}) // loads the prompt cache file (short and its answer)
+			if short2 := ask("s2", short); short2.Text != short1.Text {
+				t.Errorf("short prompt after the restart: %q, before %q", short2.Text, short1.Text)
+			}
+			long2 := ask("l2", long) // extends the short prompt kept at its prefill
+			if long2.Text != freshLong.Text || long2.Usage.CachedTokens != short1.Usage.PromptTokens {
+				t.Errorf("long prompt after the short one: %q, %d of %d tokens reused; fresh %q, want %d reused",
+					long2.Text, long2.Usage.CachedTokens, long2.Usage.PromptTokens, freshLong.Text, short1.Usage.PromptTokens)
+			}
+		})
+	}
+}

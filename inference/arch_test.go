@@ -233,6 +233,22 @@ func TestCachesKeepOutputsNewArchitectures(t *testing.T) {
 			if res.CachedTokens != len(saved) {
 				t.Errorf("from the prompt cache file: %d tokens reused, want %d", res.CachedTokens, len(saved))
 			}
+			// A loaded state holds only what its position needs: going back
+			// a few tokens is reuse for full caches and a fresh prefill for
+			// rings and convolution states, with the same outputs.
+			_, s3, g3 := newTestState(t, name+".gguf")
+			if toks, err = s3.LoadCache(path); err != nil {
+				t.Fatal(err)
+			}
+			g3.Adopt(toks)
+			if s3.CanRewind(len(saved)-2) != rewinds {
+				t.Errorf("after loading, CanRewind(%d) = %v", len(saved)-2, !rewinds)
+			}
+			back := saved[:len(saved)-2]
+			greedyText(t, g3, back)
+			if got, w := g3.Tokens(), want(back); !slices.Equal(got, w) {
+				t.Fatalf("back from the prompt cache file %v, fresh %v", got, w)
+			}
 		})
 	}
 }

@@ -204,6 +204,7 @@ func (s *State) attention(l, n int) {
 		kernels.FP32ToFP16Slice(cache.keyRow(s.pos+i), k)
 		kernels.FP32ToFP16Slice(cache.valueRow(s.pos+i), v)
 	}
+	cache.wrote(s.pos + n)
 	s.attJob = attentionJob{s: s, a: a, cache: cache, pos: s.pos, n: n}
 	s.pool.Run(a.NHead*n, 1, &s.attJob)            // att = softmax(q·Kᵀ)·V per head
 	s.matmul(s.xb2, L.Wo, s.input(s.att, n, qDim)) // xb2 = Wo·att

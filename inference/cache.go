@@ -105,6 +105,10 @@ type layerCache struct {
 	spec CacheSpec
 	k, v []uint16  // CacheKV: Rows rows of Width, position p in row p % Rows
 	conv []float32 // CacheConv: Rows rows of Width, the oldest input first
+	// first is the oldest position whose key and value rows are valid: a
+	// ring overwrites older ones, and a restored state holds only what a
+	// query at its position needs.
+	first int
 }
 
 func newLayerCache(s CacheSpec) layerCache {
@@ -142,17 +146,19 @@ func (lc *layerCache) canRewind(pos, n int) bool {
 	case n == 0:
 		return true
 	}
-	oldestKept := max(0, pos-lc.spec.Rows)
-	oldestSeen := 0
-	if w := lc.spec.Window; w > 0 {
-		oldestSeen = max(0, n-w+1)
-	}
-	return oldestSeen >= oldestKept
+	return lc.firstNeeded(n) >= lc.first
 }
+
+// wrote records that positions up to end−1 were written: a ring has
+// overwritten the positions end−Rows−1 and older.
+func (lc *layerCache) wrote(end int) { lc.first = max(lc.first, end-lc.spec.Rows) }
 
 // reset clears a convolution state (zeros before the first token); key and
 // value rows need no clearing, they are written before they are read.
-func (lc *layerCache) reset() { clear(lc.conv) }
+func (lc *layerCache) reset() {
+	clear(lc.conv)
+	lc.first = 0
+}
 
 // firstNeeded is the first position whose key and value a query at position
 // n will read: 0 for a global layer, the start of the window otherwise.
@@ -196,6 +202,7 @@ func (lc *layerCache) load(src []byte, n, p int) {
 		return
 	}
 	w, fn, fp := 2*lc.spec.Width, lc.firstNeeded(n), lc.firstNeeded(p)
+	lc.first = fp
 	values := src[(n-fn)*w:]
 	for q := fp; q < p; q++ {
 		copy(u16Bytes(lc.keyRow(q)), src[(q-fn)*w:(q-fn+1)*w])
