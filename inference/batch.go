@@ -50,9 +50,6 @@ type batchInput struct {
 func newBatchInput(m *Model) batchInput {
 	var in batchInput
 	grow := func(w *Matrix) {
-		if w == nil {
-			return
-		}
 		kind := w.Type.ActivationKind()
 		s := kindSlot(kind)
 		if in.acts[s] == nil {
@@ -63,8 +60,7 @@ func newBatchInput(m *Model) batchInput {
 		}
 	}
 	for l := range m.Layers {
-		L := &m.Layers[l]
-		for _, w := range []*Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.ConvIn, L.ConvOut, L.Gate, L.Up, L.Down} {
+		for _, w := range m.Layers[l].Matrices() {
 			grow(w)
 		}
 	}

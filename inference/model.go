@@ -281,3 +281,15 @@ func (l *loader) vector(name string, n int) []float32 {
 	kernels.DequantizeRow(t.Type, t.Data, out)
 	return out
 }
+
+// Matrices returns the layer's weight matrices (those its description uses),
+// in the order the forward pass reads them.
+func (L *Layer) Matrices() []*Matrix {
+	var out []*Matrix
+	for _, w := range []*Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.ConvIn, L.ConvOut, L.Gate, L.Up, L.Down} {
+		if w != nil {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -101,8 +101,7 @@ func WeightBytesPerToken(m *inference.Model) int64 {
 	size := func(w *inference.Matrix) int64 { return int64(w.Rows) * int64(w.RowBytes) }
 	n := size(m.Output) + int64(m.Embed.RowBytes)
 	for i := range m.Layers {
-		L := &m.Layers[i]
-		for _, w := range []*inference.Matrix{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
+		for _, w := range m.Layers[i].Matrices() {
 			n += size(w)
 		}
 	}
