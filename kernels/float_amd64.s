@@ -585,6 +585,58 @@ toF16Loop:
 	VZEROUPPER
 	RET
 
+// func roundFP16AVX2(dst, src *float32, n int)
+//
+// dst[i] = src[i] rounded to half precision and back for n values (a
+// multiple of 8): VCVTPS2PH rounding to nearest even (FP32ToFP16's bits,
+// NaNs included), then VCVTPH2PS (exact, as FP16ToFP32; the NaNs VCVTPS2PH
+// gives are quiet, so they keep their payload), 32 values at a time, then 8.
+// Each block is read before it is written, so dst may be src.
+TEXT ·roundFP16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+round32:
+	CMPQ      CX, $32
+	JLT       round8
+	VMOVUPS   (SI), Y0
+	VMOVUPS   32(SI), Y1
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   96(SI), Y3
+	VCVTPS2PH $0, Y0, X0
+	VCVTPS2PH $0, Y1, X1
+	VCVTPS2PH $0, Y2, X2
+	VCVTPS2PH $0, Y3, X3
+	VCVTPH2PS X0, Y0
+	VCVTPH2PS X1, Y1
+	VCVTPH2PS X2, Y2
+	VCVTPH2PS X3, Y3
+	VMOVUPS   Y0, (DI)
+	VMOVUPS   Y1, 32(DI)
+	VMOVUPS   Y2, 64(DI)
+	VMOVUPS   Y3, 96(DI)
+	ADDQ      $128, SI
+	ADDQ      $128, DI
+	SUBQ      $32, CX
+	JMP       round32
+
+round8:
+	TESTQ     CX, CX
+	JZ        roundDone
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, X0
+	VCVTPH2PS X0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       round8
+
+roundDone:
+	VZEROUPPER
+	RET
+
 // func sumSquaresAVX2(lanes *[8]float64, x *float32, n int)
 //
 // Lanes 0…3 in Y0, 4…7 in Y1.

@@ -440,6 +440,49 @@ tof16loop:
 	BNE    tof16loop
 	RET
 
+// func roundFP16NEON(dst, src *float32, n int)
+//
+// dst[i] = src[i] rounded to half precision and back for n values (a
+// multiple of 4): FCVTN rounding as the FPCR says, to nearest even under Go
+// (FP32ToFP16's bits, NaNs included, as in fp32ToFP16NEON), then FCVTL
+// (exact, as FP16ToFP32; the NaNs FCVTN gives are quiet, so they keep their
+// payload), 16 values at a time, then 4. Each group of four goes through a
+// register of its own (FCVTN and FCVTL of the low half, not FCVTN2 and
+// FCVTL2 into and out of a shared one), so no conversion waits for another.
+// Each block is read before it is written, so dst may be src.
+TEXT ·roundFP16NEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD n+16(FP), R2
+
+round16:
+	CMP    $16, R2
+	BLT    round4
+	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FCVTN_H(4, 0)
+	FCVTN_H(5, 1)
+	FCVTN_H(6, 2)
+	FCVTN_H(7, 3)
+	FCVTL_H(0, 4)
+	FCVTL_H(1, 5)
+	FCVTL_H(2, 6)
+	FCVTL_H(3, 7)
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	SUB    $16, R2, R2
+	B      round16
+
+round4:
+	CBZ    R2, rounddone
+	VLD1.P 16(R1), [V0.S4]
+	FCVTN_H(4, 0)
+	FCVTL_H(0, 4)
+	VST1.P [V0.S4], 16(R0)
+	SUB    $4, R2, R2
+	B      round4
+
+rounddone:
+	RET
+
 // func sumSquaresNEON(lanes *[8]float64, x *float32, n int)
 //
 // Lanes 0, 1 in V0, 2, 3 in V1, 4, 5 in V2, 6, 7 in V3.

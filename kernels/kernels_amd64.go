@@ -798,6 +798,22 @@ func mulAddAccel(dst, a, b []float32) int {
 //go:noescape
 func mulAddAVX2(dst, a, b *float32, n int)
 
-// roundFP16Accel does RoundFP16's work for a leading part of src and
-// returns its length (no vector kernel yet: 0).
-func roundFP16Accel(dst, src []float32) int { return 0 }
+// roundFP16Accel does RoundFP16's work for the first values of src (a
+// multiple of eight) with F16C and returns how many it did.
+func roundFP16Accel(dst, src []float32) int {
+	n := len(src) &^ 7
+	if active < tierAVX2 || n == 0 {
+		return 0
+	}
+	dst = dst[:n]
+	roundFP16AVX2(&dst[0], &src[0], n)
+	return n
+}
+
+// roundFP16AVX2 sets dst[i] to src[i] rounded to half precision and back for
+// n values, a multiple of eight, with VCVTPS2PH (round to nearest even, what
+// FP32ToFP16 does, NaNs included) and VCVTPH2PS (exact, as FP16ToFP32); dst
+// may be src.
+//
+//go:noescape
+func roundFP16AVX2(dst, src *float32, n int)

@@ -434,6 +434,22 @@ func mulAddAccel(dst, a, b []float32) int {
 //go:noescape
 func mulAddNEON(dst, a, b *float32, n int)
 
-// roundFP16Accel does RoundFP16's work for a leading part of src and
-// returns its length (no vector kernel yet: 0).
-func roundFP16Accel(dst, src []float32) int { return 0 }
+// roundFP16Accel does RoundFP16's work for the first values of src (a
+// multiple of four) with NEON and returns how many it did.
+func roundFP16Accel(dst, src []float32) int {
+	n := len(src) &^ 3
+	if active < tierNEON || n == 0 {
+		return 0
+	}
+	dst = dst[:n]
+	roundFP16NEON(&dst[0], &src[0], n)
+	return n
+}
+
+// roundFP16NEON sets dst[i] to src[i] rounded to half precision and back for
+// n values, a multiple of four, with FCVTN (rounding to nearest even, the
+// FPCR default, what FP32ToFP16 does, NaNs included) and FCVTL (exact, as
+// FP16ToFP32); dst may be src.
+//
+//go:noescape
+func roundFP16NEON(dst, src *float32, n int)

@@ -347,3 +347,32 @@ func benchElementwise(b *testing.B, bytesPerValue int, f func(dst, a, b []float3
 		f(dst, x, y)
 	}
 }
+
+// BenchmarkRoundFP16 rounds 4096 values to half precision and back, as
+// attention rounds its query and its softmax weights: "query" holds normal
+// values (σ = 1), "weights" the softmax of 4096 scores with σ = 3, most of
+// them small (many round to subnormal halves or to zero). The bytes are those
+// of the float32 input.
+func BenchmarkRoundFP16(b *testing.B) {
+	r := rand.New(rand.NewPCG(19, 20))
+	query := randNormal32(r, benchRowLen, 1)
+	weights := randNormal32(r, benchRowLen, 3)
+	ExpSub(weights, 0)
+	var sum float64
+	for _, v := range weights {
+		sum += float64(v)
+	}
+	ScaleF32(weights, float32(1/sum))
+	dst := make([]float32, benchRowLen)
+	for _, c := range []struct {
+		name string
+		src  []float32
+	}{{"query", query}, {"weights", weights}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(4 * benchRowLen)
+			for b.Loop() {
+				RoundFP16(dst, c.src)
+			}
+		})
+	}
+}

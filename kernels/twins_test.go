@@ -564,6 +564,90 @@ func TestTwinExpSub(t *testing.T) {
 	})
 }
 
+// roundFP16Edges returns the values that RoundFP16's kernels must round as
+// FP32ToFP16 and FP16ToFP32 do, each with both signs: zeros, infinities,
+// quiet and signalling NaNs with payloads that do and do not reach the
+// half's ten bits, float32 subnormals (zero halves), the top of the half
+// range (65504, the values above it that round down to it, 65520 and up,
+// which round to infinity), half subnormals with the ties between them, the
+// one that rounds the largest up to the smallest normal half, and ties
+// between normal halves that round to even, down and up.
+func roundFP16Edges() []float32 {
+	inf := float32(math.Inf(1))
+	v := []float32{
+		0, inf, 1, 65504, math.Nextafter32(65504, inf), 65519.996, 65520, math.Nextafter32(65520, inf),
+		65536, 1e30, math.MaxFloat32,
+		0x1p-14, math.Nextafter32(0x1p-14, 0), 0x1p-24, 0x1p-25, 0x1.000002p-25, 0x1.fffffep-26, 0x3p-25,
+		0x5p-25, 0x7fdp-25, 0x7ffp-25, math.Nextafter32(0x7ffp-25, 0), 1e-30,
+		1 + 0x1p-11, 1 + 0x3p-11, 1 + 0x1p-11 + 0x1p-23, 1 + 0x1p-11 - 0x1p-23, 2049, 2051, 0x1.002p-14, 0x1.006p-14,
+	}
+	for _, b := range []uint32{
+		0x7fc00000, 0x7fffffff, 0x7f800001, 0x7fbfffff, 0x7f802000, 0x7f801fff, 0x7fa00000, 0x7fc01000, // NaNs
+		0x00000001, 0x00400000, 0x007fffff, // float32 subnormals
+	} {
+		v = append(v, math.Float32frombits(b))
+	}
+	for _, x := range v {
+		v = append(v, math.Float32frombits(math.Float32bits(x)^0x80000000))
+	}
+	return v
+}
+
+// TestTwinRoundFP16 compares RoundFP16, whose vector kernels do a leading
+// multiple of their width, with FP16ToFP32(FP32ToFP16(v)) value by value,
+// bit for bit (NaN payloads included), out of place and in place (dst = src,
+// as attention rounds its weights): on 2^19 bit patterns spread over all
+// 2^32 and the edges (roundFP16Edges) at eight offsets, and on every length
+// 0…100 at unaligned offsets, the edges rotated through the vector lanes and
+// the tail. Nothing past len(src) may be written.
+func TestTwinRoundFP16(t *testing.T) {
+	var sweep []float32
+	for b := uint32(0); b < 1<<18; b++ {
+		bits := b*16381 + b>>5 // spread over all 2^32 patterns
+		sweep = append(sweep, math.Float32frombits(bits), math.Float32frombits(bits^0x80000000))
+	}
+	edges := roundFP16Edges()
+	sweep = append(sweep, edges...)
+	twin := func(src []float32) []float32 {
+		want := make([]float32, len(src))
+		for i, v := range src {
+			want[i] = FP16ToFP32(FP32ToFP16(v))
+		}
+		return want
+	}
+	check := func(t *testing.T, src []float32, off int) {
+		t.Helper()
+		want := twin(src)
+		got := guarded(make([]float32, len(src)), off, guardD)
+		RoundFP16(got, atOffset(src, (off+3)%8))
+		sameFloats(t, "RoundFP16", len(src), off, got, want)
+		if err := checkGuard(got, guardD, "dst"); err != nil {
+			t.Fatalf("RoundFP16 n=%d offset=%d: %v", len(src), off, err)
+		}
+		got = guarded(src, off, guardD)
+		copy(got, src)
+		RoundFP16(got, got)
+		sameFloats(t, "RoundFP16 in place", len(src), off, got, want)
+		if err := checkGuard(got, guardD, "dst"); err != nil {
+			t.Fatalf("RoundFP16 in place n=%d offset=%d: %v", len(src), off, err)
+		}
+	}
+	forEachTier(t, func(t *testing.T) {
+		for off := range 8 {
+			check(t, sweep, off)
+		}
+		for n := 0; n <= 100; n++ {
+			for off := range 8 {
+				src := make([]float32, n)
+				for i := range src {
+					src[i] = edges[(i+5*n+off)%len(edges)]
+				}
+				check(t, src, off)
+			}
+		}
+	})
+}
+
 // TestTwinDotRowActs checks the products of one row with a group of
 // activations (the prefill seam, which kernels may serve for several
 // activations at once) against the twin of each single dot.
