@@ -139,9 +139,9 @@ func (s *State) forward(tokens []int32) {
 		s.rmsnorm(s.xb, s.x, n, L.AttnNorm)
 		switch spec.Mixer {
 		case MixAttention:
-			s.attention(l, n)
+			s.attention(s.xb2, s.xb, l, n) // xb2 = attention(xb)
 		case MixShortConv:
-			s.shortConv(l, n)
+			s.shortConv(s.xb2, s.xb, l, n) // xb2 = shortconv(xb)
 		}
 		if L.PostAttnNorm != nil {
 			s.rmsnorm(s.xb2, s.xb2, n, L.PostAttnNorm)
@@ -149,7 +149,7 @@ func (s *State) forward(tokens []int32) {
 		s.addRows(s.x, s.xb2, n) // x += xb2
 		// Feed-forward: xb2 = ffn(rmsnorm(x)·ffn_norm).
 		s.rmsnorm(s.xb, s.x, n, L.FFNNorm)
-		s.ffn(L, &spec.FFN, n)
+		s.ffn(s.xb2, s.xb, L, &spec.FFN, n) // xb2 = ffn(xb)
 		if L.PostFFNNorm != nil {
 			s.rmsnorm(s.xb2, s.xb2, n, L.PostFFNNorm)
 		}
@@ -158,16 +158,16 @@ func (s *State) forward(tokens []int32) {
 	s.pos += n
 }
 
-// attention computes layer l's self-attention of the batch: xb2 = Wo ·
-// attention(q, cached keys and values) with q, k, v projected from xb, and
-// stores the batch's keys and values in the layer's cache.
-func (s *State) attention(l, n int) {
+// attention computes layer l's self-attention of the batch: out = Wo ·
+// attention(q, cached keys and values) with q, k, v projected from the rows
+// of x, and stores the batch's keys and values in the layer's cache.
+func (s *State) attention(out, x []float32, l, n int) {
 	L, a, cache := &s.m.Layers[l], &s.c.Layers[l].Attn, &s.caches[l]
 	hd, qDim, kvDim := a.HeadDim, a.QDim(), a.KVDim()
-	in := s.input(s.xb, n, s.c.NEmbd)
+	in := s.input(x, n, s.c.NEmbd)
 	if L.Wqkv != nil {
 		w := qDim + 2*kvDim
-		s.matmul(s.qkv, L.Wqkv, in) // qkv = Wqkv·xb, rows [q | k | v]
+		s.matmul(s.qkv, L.Wqkv, in) // qkv = Wqkv·x, rows [q | k | v]
 		for i := range n {
 			qkv := row(s.qkv, i, w)
 			copy(row(s.q, i, qDim), qkv[:qDim])
@@ -175,9 +175,9 @@ func (s *State) attention(l, n int) {
 			copy(row(s.v, i, kvDim), qkv[qDim+kvDim:])
 		}
 	} else {
-		s.matmul(s.q, L.Wq, in) // q = Wq·xb
-		s.matmul(s.k, L.Wk, in) // k = Wk·xb
-		s.matmul(s.v, L.Wv, in) // v = Wv·xb
+		s.matmul(s.q, L.Wq, in) // q = Wq·x
+		s.matmul(s.k, L.Wk, in) // k = Wk·x
+		s.matmul(s.v, L.Wv, in) // v = Wv·x
 	}
 	for i := range n {
 		q, k, v := row(s.q, i, qDim), row(s.k, i, kvDim), row(s.v, i, kvDim)
@@ -202,24 +202,26 @@ func (s *State) attention(l, n int) {
 	}
 	cache.wrote(s.pos + n)
 	s.attJob = attentionJob{s: s, a: a, cache: cache, pos: s.pos, n: n}
-	s.pool.Run(a.NHead*n, 1, &s.attJob)            // att = softmax(q·Kᵀ)·V per head
-	s.matmul(s.xb2, L.Wo, s.input(s.att, n, qDim)) // xb2 = Wo·att
+	s.pool.Run(a.NHead*n, 1, &s.attJob)          // att = softmax(q·Kᵀ)·V per head
+	s.matmul(out, L.Wo, s.input(s.att, n, qDim)) // out = Wo·att
 }
 
 // shortConv computes layer l's gated short convolution (lfm2) of the batch:
-// [b | c | u] = in_proj·xb; the convolution runs over time on v = b × u with
-// the layer's previous ConvL−1 inputs in its cache; xb2 = out_proj·(c × conv).
-func (s *State) shortConv(l, n int) {
+// [b | c | u] = in_proj·x; the convolution runs over time on v = b × u with
+// the layer's previous ConvL−1 inputs in its cache; out = out_proj·(c × conv).
+// The rows of x are overwritten (they hold c × conv once in_proj has read
+// them).
+func (s *State) shortConv(out, x []float32, l, n int) {
 	L, cache, e := &s.m.Layers[l], &s.caches[l], s.c.NEmbd
 	taps := s.c.Layers[l].ConvL
-	s.matmul(s.bcu, L.ConvIn, s.input(s.xb, n, e)) // bcu = in_proj·xb, rows [b | c | u]
-	hist := cache.conv                             // inputs t−(taps−1) … t−1, the oldest first
+	s.matmul(s.bcu, L.ConvIn, s.input(x, n, e)) // bcu = in_proj·x, rows [b | c | u]
+	hist := cache.conv                          // inputs t−(taps−1) … t−1, the oldest first
 	for i := range n {
 		bcu := row(s.bcu, i, 3*e)
 		b, c, u := bcu[:e], bcu[e:2*e], bcu[2*e:]
 		kernels.MulF32(u, b, u) // u = b × u, this position's input
 		// y = Σ_k conv[k] × input(t−(taps−1)+k), the taps in order.
-		y := row(s.xb, i, e)
+		y := row(x, i, e)
 		kernels.MulF32(y, L.ConvW[:e], hist[:e])
 		for k := 1; k < taps-1; k++ {
 			kernels.MulAddF32(y, L.ConvW[k*e:(k+1)*e], hist[k*e:(k+1)*e])
@@ -229,29 +231,29 @@ func (s *State) shortConv(l, n int) {
 		copy(hist[(taps-2)*e:], u)
 		kernels.MulF32(y, c, y) // y = c × y
 	}
-	s.matmul(s.xb2, L.ConvOut, s.input(s.xb, n, e)) // xb2 = out_proj·y
+	s.matmul(out, L.ConvOut, s.input(x, n, e)) // out = out_proj·y
 }
 
 // ffn computes a layer's gated feed-forward network of the batch:
-// xb2 = down · (act(gate·xb) × up·xb).
-func (s *State) ffn(L *Layer, f *FFNSpec, n int) {
+// out = down · (act(gate·x) × up·x).
+func (s *State) ffn(out, x []float32, L *Layer, f *FFNSpec, n int) {
 	nff := f.NFF
-	in := s.input(s.xb, n, s.c.NEmbd)
+	in := s.input(x, n, s.c.NEmbd)
 	if f.FusedUp {
-		s.matmul(s.hb2, L.Up, in) // hb2 = ffn_up·xb, rows [gate | up]
+		s.matmul(s.hb2, L.Up, in) // hb2 = ffn_up·x, rows [gate | up]
 		for i := range n {
 			gu, h := row(s.hb2, i, 2*nff), row(s.hb, i, nff)
 			copy(h, gu[:nff])
 			gate(f.Act, h, gu[nff:]) // hb = act(gate) × up
 		}
 	} else {
-		s.matmul(s.hb, L.Gate, in) // hb = ffn_gate·xb
-		s.matmul(s.hb2, L.Up, in)  // hb2 = ffn_up·xb
+		s.matmul(s.hb, L.Gate, in) // hb = ffn_gate·x
+		s.matmul(s.hb2, L.Up, in)  // hb2 = ffn_up·x
 		for i := range n {
 			gate(f.Act, row(s.hb, i, nff), row(s.hb2, i, nff)) // hb = act(hb) × hb2
 		}
 	}
-	s.matmul(s.xb2, L.Down, s.input(s.hb, n, nff)) // xb2 = ffn_down·hb
+	s.matmul(out, L.Down, s.input(s.hb, n, nff)) // out = ffn_down·hb
 }
 
 // gate sets g = act(g) × up.

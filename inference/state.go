@@ -19,8 +19,8 @@ type State struct {
 	caches []layerCache // one per layer, as Config.CacheSpecs(ctx) declares
 	pos    int
 
-	// Batch buffers, one row per token; widths are the largest any layer
-	// needs (qDim, kvDim, nFF below).
+	// Batch buffers, one row per token; their widths are the largest any
+	// layer needs (Config.buffers).
 	x, xb, xb2 []float32  // residual stream, normalised copy, block output (NEmbd)
 	q, k, v    []float32  // projections (qDim, kvDim, kvDim)
 	qkv        []float32  // fused projection, rows [Q | K | V] (when a layer has attn_qkv)
@@ -112,8 +112,8 @@ func (s *State) CanRewind(n int) bool {
 }
 
 // Rewind forgets the tokens after the first n, keeping the cache of those n,
-// and reports whether it could (see CanRewind); when it cannot, the state
-// is reset.
+// and reports whether it could (see CanRewind). When the caches cannot go
+// back to n, the state is reset; n beyond the position changes nothing.
 func (s *State) Rewind(n int) bool {
 	if n >= s.pos {
 		return n == s.pos
