@@ -1,10 +1,9 @@
-//go:build purego || !amd64
+//go:build purego || !(amd64 || arm64)
 
 package kernels
 
-// Without multi-activation assembly kernels, MatMul loops over DotRow (and
-// MatVec does too, except on arm64, whose matVecAccel calls the NEON dots
-// row by row directly).
+// Without multi-activation assembly kernels (the purego build tag, or an
+// architecture without assembly kernels), MatMul loops over DotRow.
 
 // dotRowActsAccel reports that no kernel handled the row × activations.
 func dotRowActsAccel(Type, []byte, []Activation, []float32, int) bool { return false }

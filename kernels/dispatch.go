@@ -105,3 +105,68 @@ func MatVec(t Type, w []byte, rowBytes int, a *Activation, out []float32) {
 		out[r] = DotRow(t, w[r*rowBytes:(r+1)*rowBytes], a)
 	}
 }
+
+// actPtrs4 points to the data of four Q8_K activations for the kernels that
+// multiply one weight row with all four (the layout the assembly expects).
+type actPtrs4 struct {
+	qs    [4]*int8
+	d     [4]*float32
+	bsums [4]*int16
+}
+
+// legacyPtrs4 points to the quants and scales of four Q8_0 activations for the
+// kernels that multiply one weight row with all four.
+type legacyPtrs4 struct {
+	qs [4]*int8
+	d  [4]*float32
+}
+
+// legacyActs4 gathers the quants and scales of the four Q8_0 activations of
+// acts for a kernel of four activations, and returns their block count; ok
+// is false when they differ in length or hold no block.
+func legacyActs4(acts []Activation) (p legacyPtrs4, nb int, ok bool) {
+	return gatherActs4(acts, QK)
+}
+
+// kActs4 is legacyActs4 for four Q8_K activations, with their bsums when the
+// kernel reads them (all K-quants but Q6_K); nb counts super-blocks.
+func kActs4(acts []Activation, bsums bool) (p actPtrs4, nb int, ok bool) {
+	lp, nb, ok := gatherActs4(acts, QKK)
+	if !ok {
+		return p, 0, false
+	}
+	p.qs, p.d = lp.qs, lp.d
+	if bsums {
+		for b := range acts[:4] {
+			bs := acts[b].BSums[:nb*QKK/16]
+			p.bsums[b] = &bs[0]
+		}
+	}
+	return p, nb, true
+}
+
+// gatherActs4 is legacyActs4 for blocks of block values.
+func gatherActs4(acts []Activation, block int) (p legacyPtrs4, nb int, ok bool) {
+	n := acts[0].N
+	nb = n / block
+	if nb == 0 {
+		return p, 0, false
+	}
+	for b := range acts[:4] {
+		a := &acts[b]
+		if a.N != n {
+			return p, 0, false
+		}
+		qs, d := a.Qs[:nb*block], a.D[:nb]
+		p.qs[b], p.d[b] = &qs[0], &d[0]
+	}
+	return p, nb, true
+}
+
+// putActs4 copies a kernel's results for four activations to out[b·stride].
+func putActs4(out []float32, stride int, r *[4]float32) {
+	_ = out[3*stride]
+	for b, v := range r {
+		out[b*stride] = v
+	}
+}

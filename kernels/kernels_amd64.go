@@ -266,21 +266,6 @@ func axpysF32F16AVX2(y, alpha *float32, x *uint16, stride, n, keys int)
 //go:noescape
 func dotF16AVX2(w *byte, x *float32, n int) float32
 
-// actPtrs4 points to the data of four Q8_K activations for the kernels that
-// multiply one weight row with all four (the layout the assembly expects).
-type actPtrs4 struct {
-	qs    [4]*int8
-	d     [4]*float32
-	bsums [4]*int16
-}
-
-// legacyPtrs4 points to the quants and scales of four Q8_0 activations for the
-// kernels that multiply one weight row with all four.
-type legacyPtrs4 struct {
-	qs [4]*int8
-	d  [4]*float32
-}
-
 // dotRowActsAccel sets out[b·stride] to DotRow(t, w, &acts[b]) for every b, as
 // dotRowActs does, with a kernel that unpacks the row once for all the
 // activations, and reports whether it did: it handles four activations of a
@@ -290,79 +275,40 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 	if active < tierAVX512 || len(acts) != 4 {
 		return false
 	}
+	var r [4]float32
 	switch t {
 	case Q4_0, Q5_0, Q8_0:
-		return dotRowActsLegacy(t, w, acts, out, stride)
+		p, nb, ok := legacyActs4(acts)
+		if !ok {
+			return false
+		}
+		w = w[:nb*t.BlockBytes()]
+		switch t {
+		case Q4_0:
+			dotQ4_0Acts4AVX512(&w[0], &p, nb, &r)
+		case Q5_0:
+			dotQ5_0Acts4AVX512(&w[0], &p, nb, &r)
+		default:
+			dotQ8_0Acts4AVX512(&w[0], &p, nb, &r)
+		}
 	case Q4_K, Q5_K, Q6_K:
-	default:
-		return false
-	}
-	n := acts[0].N
-	nb := n / QKK
-	if nb == 0 {
-		return false
-	}
-	var p actPtrs4
-	for b := range acts {
-		a := &acts[b]
-		if a.N != n {
+		p, nb, ok := kActs4(acts, t != Q6_K)
+		if !ok {
 			return false
 		}
-		qs, d := a.Qs[:nb*QKK], a.D[:nb]
-		p.qs[b], p.d[b] = &qs[0], &d[0]
-		if t != Q6_K {
-			bs := a.BSums[:nb*QKK/16]
-			p.bsums[b] = &bs[0]
+		w = w[:nb*t.BlockBytes()]
+		switch t {
+		case Q4_K:
+			dotQ4_KActs4AVX512(&w[0], &p, nb, &r)
+		case Q5_K:
+			dotQ5_KActs4AVX512(&w[0], &p, nb, &r)
+		default:
+			dotQ6_KActs4AVX512(&w[0], &p, nb, &r)
 		}
-	}
-	_ = out[3*stride]
-	w = w[:nb*t.BlockBytes()]
-	var r [4]float32
-	switch t {
-	case Q4_K:
-		dotQ4_KActs4AVX512(&w[0], &p, nb, &r)
-	case Q5_K:
-		dotQ5_KActs4AVX512(&w[0], &p, nb, &r)
 	default:
-		dotQ6_KActs4AVX512(&w[0], &p, nb, &r)
-	}
-	for b, v := range r {
-		out[b*stride] = v
-	}
-	return true
-}
-
-// dotRowActsLegacy is dotRowActsAccel for four activations of a row of a
-// 32-value block type.
-func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
-	n := acts[0].N
-	nb := n / QK
-	if nb == 0 {
 		return false
 	}
-	var p legacyPtrs4
-	for b := range acts {
-		a := &acts[b]
-		if a.N != n {
-			return false
-		}
-		qs, d := a.Qs[:nb*QK], a.D[:nb]
-		p.qs[b], p.d[b] = &qs[0], &d[0]
-	}
-	_ = out[3*stride]
-	w = w[:nb*t.BlockBytes()]
-	var r [4]float32
-	switch t {
-	case Q4_0:
-		dotQ4_0Acts4AVX512(&w[0], &p, nb, &r)
-	case Q5_0:
-		dotQ5_0Acts4AVX512(&w[0], &p, nb, &r)
-	default:
-		dotQ8_0Acts4AVX512(&w[0], &p, nb, &r)
-	}
-	for b, v := range r {
-		out[b*stride] = v
-	}
+	putActs4(out, stride, &r)
 	return true
 }
 
@@ -435,19 +381,9 @@ func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out 
 	if active < tierAVX512 || rows < 4 || len(acts) != 4 || (t != Q4_0 && t != Q8_0) {
 		return 0
 	}
-	n := acts[0].N
-	nb := n / QK
-	if nb == 0 {
+	p, nb, ok := legacyActs4(acts)
+	if !ok {
 		return 0
-	}
-	var p legacyPtrs4
-	for b := range acts {
-		a := &acts[b]
-		if a.N != n {
-			return 0
-		}
-		qs, d := a.Qs[:nb*QK], a.D[:nb]
-		p.qs[b], p.d[b] = &qs[0], &d[0]
 	}
 	rows &^= 3
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]

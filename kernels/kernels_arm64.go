@@ -360,6 +360,130 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 	return 0
 }
 
+// dotRowActsAccel sets out[b·stride] to DotRow(t, w, &acts[b]) for every b, as
+// dotRowActs does, with a kernel that unpacks the row once for all four
+// activations, and reports whether it did: it handles four activations of a
+// Q4_0, Q5_0, Q8_0, Q4_K or Q6_K row at tierNEON and tierSDOT, and returns
+// false otherwise.
+func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
+	if active < tierNEON || len(acts) != 4 {
+		return false
+	}
+	sdot := active == tierSDOT
+	var r [4]float32
+	switch t {
+	case Q4_0, Q5_0, Q8_0:
+		p, nb, ok := legacyActs4(acts)
+		if !ok {
+			return false
+		}
+		w = w[:nb*t.BlockBytes()]
+		switch {
+		case t == Q4_0 && sdot:
+			dotQ4_0Acts4SDOT(&w[0], &p, nb, &r)
+		case t == Q4_0:
+			dotQ4_0Acts4NEON(&w[0], &p, nb, &r)
+		case t == Q5_0 && sdot:
+			dotQ5_0Acts4SDOT(&w[0], &p, nb, &r)
+		case t == Q5_0:
+			dotQ5_0Acts4NEON(&w[0], &p, nb, &r)
+		case sdot:
+			dotQ8_0Acts4SDOT(&w[0], &p, nb, &r)
+		default:
+			dotQ8_0Acts4NEON(&w[0], &p, nb, &r)
+		}
+	case Q4_K, Q6_K:
+		p, nb, ok := kActs4(acts, t == Q4_K)
+		if !ok {
+			return false
+		}
+		w = w[:nb*t.BlockBytes()]
+		// Direct calls, not a function value: through one, p and r would
+		// escape to the heap.
+		switch {
+		case t == Q4_K && sdot:
+			dotQ4_KActs4SDOT(&w[0], &p, nb, &r)
+		case t == Q4_K:
+			dotQ4_KActs4NEON(&w[0], &p, nb, &r)
+		case sdot:
+			dotQ6_KActs4SDOT(&w[0], &p, nb, &r)
+		default:
+			dotQ6_KActs4NEON(&w[0], &p, nb, &r)
+		}
+	default:
+		return false
+	}
+	putActs4(out, stride, &r)
+	return true
+}
+
+// rowsActsAccel computes no rows: arm64 has no kernels of several rows × four
+// activations, and MatMul goes row by row (dotRowActsAccel).
+func rowsActsAccel(Type, []byte, int, int, []Activation, []float32, int) int { return 0 }
+
+// dotQ4_0Acts4SDOT sets out[b] to dotQ4_0SDOT of the nb blocks at w with
+// activation b of p (b < 4), unpacking each block once for the four.
+//
+//go:noescape
+func dotQ4_0Acts4SDOT(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ4_0Acts4NEON is dotQ4_0Acts4SDOT without SDOT, giving dotQ4_0NEON's
+// results.
+//
+//go:noescape
+func dotQ4_0Acts4NEON(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ5_0Acts4SDOT sets out[b] to dotQ5_0SDOT of the nb blocks at w with
+// activation b of p (b < 4), unpacking each block once for the four.
+//
+//go:noescape
+func dotQ5_0Acts4SDOT(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ5_0Acts4NEON is dotQ5_0Acts4SDOT without SDOT, giving dotQ5_0NEON's
+// results.
+//
+//go:noescape
+func dotQ5_0Acts4NEON(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ8_0Acts4SDOT sets out[b] to dotQ8_0SDOT of the nb blocks at w with
+// activation b of p (b < 4), loading each block's quants and scale once for
+// the four.
+//
+//go:noescape
+func dotQ8_0Acts4SDOT(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ8_0Acts4NEON is dotQ8_0Acts4SDOT without SDOT, giving dotQ8_0NEON's
+// results.
+//
+//go:noescape
+func dotQ8_0Acts4NEON(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ4_KActs4SDOT sets out[b] to dotQ4_KSDOT of the nb super-blocks at w
+// with activation b of p (b < 4), unpacking each super-block's scales, mins
+// and quants once for the four.
+//
+//go:noescape
+func dotQ4_KActs4SDOT(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ4_KActs4NEON is dotQ4_KActs4SDOT without SDOT, giving dotQ4_KNEON's
+// results.
+//
+//go:noescape
+func dotQ4_KActs4NEON(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ6_KActs4SDOT sets out[b] to dotQ6_KSDOT of the nb super-blocks at w
+// with activation b of p (b < 4; bsums is not read), unpacking each
+// super-block's quants once, into a buffer on the stack, for the four.
+//
+//go:noescape
+func dotQ6_KActs4SDOT(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ6_KActs4NEON is dotQ6_KActs4SDOT without SDOT, giving dotQ6_KNEON's
+// results.
+//
+//go:noescape
+func dotQ6_KActs4NEON(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
 // expSubAccel does ExpSub's work for the first values of x (a multiple of
 // four) with NEON and returns how many it did.
 func expSubAccel(x []float32, m float32) int {

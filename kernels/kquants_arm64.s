@@ -25,38 +25,47 @@
 	ZERO(1); \
 	ZERO(2)
 
-// RUN_SDOT adds one run of 32 products to the lanes: weights Vx0 (values
-// 0…15), Vx1 (16…31) times activations Vy0, Vy1, lanes 0…3 scaled by lane
-// s0i of Vs0 (int32) and lanes 4…7 by lane s1i of Vs1. Clobbers V26, V27.
+// RUN_SDOT_LT adds one run of 32 products to the lanes Vl0 (0…3) and Vl1
+// (4…7): weights Vx0 (values 0…15), Vx1 (16…31) times activations Vy0, Vy1,
+// lanes 0…3 scaled by lane s0i of Vs0 (int32) and lanes 4…7 by lane s1i of
+// Vs1. Clobbers the temporaries Vt0, Vt1. RUN_SDOT is it with the lanes of
+// the one-row dots, V24 and V25, and temporaries V26, V27.
+#define RUN_SDOT_LT(l0, l1, t0, t1, x0, x1, y0, y1, s0, s0i, s1, s1i) \
+	ZERO(t0); \
+	ZERO(t1); \
+	SDOT(t0, x0, y0); \
+	SDOT(t1, x1, y1); \
+	MLA_SE(l0, t0, s0, s0i); \
+	MLA_SE(l1, t1, s1, s1i)
 #define RUN_SDOT(x0, x1, y0, y1, s0, s0i, s1, s1i) \
-	ZERO(26); \
-	ZERO(27); \
-	SDOT(26, x0, y0); \
-	SDOT(27, x1, y1); \
-	MLA_SE(24, 26, s0, s0i); \
-	MLA_SE(25, 27, s1, s1i)
+	RUN_SDOT_LT(24, 25, 26, 27, x0, x1, y0, y1, s0, s0i, s1, s1i)
 
-// RUN_NEON is RUN_SDOT without the dot product; the scales are int16 lanes
-// (Vs < V16). Clobbers V22, V23, V26, V27.
+// RUN_NEON_LT is RUN_SDOT_LT without the dot product; the scales are int16
+// lanes (Vs < V16), and it clobbers four temporaries. RUN_NEON is it with
+// the lanes V24, V25 and temporaries V26, V27, V22, V23.
+#define RUN_NEON_LT(l0, l1, t0, t1, t2, t3, x0, x1, y0, y1, s0, s0i, s1, s1i) \
+	SMULL_B(t0, x0, y0); \
+	SMULL2_B(t1, x0, y0); \
+	SMULL_B(t2, x1, y1); \
+	SMULL2_B(t3, x1, y1); \
+	ADDP_H(t0, t0, t1); \
+	ADDP_H(t2, t2, t3); \
+	ADDP_H(t0, t0, t2); \
+	SMLAL_HE(l0, t0, s0, s0i); \
+	SMLAL2_HE(l1, t0, s1, s1i)
 #define RUN_NEON(x0, x1, y0, y1, s0, s0i, s1, s1i) \
-	SMULL_B(26, x0, y0); \
-	SMULL2_B(27, x0, y0); \
-	SMULL_B(22, x1, y1); \
-	SMULL2_B(23, x1, y1); \
-	ADDP_H(26, 26, 27); \
-	ADDP_H(22, 22, 23); \
-	ADDP_H(26, 26, 22); \
-	SMLAL_HE(24, 26, s0, s0i); \
-	SMLAL2_HE(25, 26, s1, s1i)
+	RUN_NEON_LT(24, 25, 26, 27, 22, 23, x0, x1, y0, y1, s0, s0i, s1, s1i)
 
-// LANES_ACCUM adds the integer lanes V24, V25 times F6 to V0, V1 with fused
-// multiply-adds.
-#define LANES_ACCUM \
-	SCVTF_S(24, 24); \
-	SCVTF_S(25, 25); \
-	VDUP  V6.S[0], V6.S4; \
-	VFMLA V6.S4, V24.S4, V0.S4; \
-	VFMLA V6.S4, V25.S4, V1.S4
+// LANES_ACCUM_TO adds the integer lanes Vl0, Vl1 times Ff to Va0, Va1 with
+// fused multiply-adds (lanes · f, added); LANES_ACCUM adds V24, V25 times F6
+// to V0, V1.
+#define LANES_ACCUM_TO(l0, l1, f, a0, a1) \
+	SCVTF_S(l0, l0); \
+	SCVTF_S(l1, l1); \
+	DUP_S0(f, f); \
+	FMLA_S(a0, l0, f); \
+	FMLA_S(a1, l1, f)
+#define LANES_ACCUM LANES_ACCUM_TO(24, 25, 6, 0, 1)
 
 // ---------------------------------------------------------------------------
 // Q4_K and Q5_K
@@ -72,9 +81,7 @@
 // are scales 0…3 and mins 0…3, and scales 4…7 (mins 4…7) are the low (high)
 // nibbles of c with the top two bits of a (b) above them.
 #define K4_HEAD \
-	MOVWU.P 4(R0), R5; \
-	MOVD.P  8(R0), R6; \
-	MOVWU.P 4(R0), R7; \
+	K4_UNPACK; \
 	FMOVS.P 4(R2), F3; \
 	VLD1.P  32(R3), [V4.H8, V5.H8]; \
 	FMOVS   R5, F6; \
@@ -85,12 +92,6 @@
 	FMULS   F6, F3, F6; \
 	FMULS   F7, F3, F7; \
 	FNEGS   F7, F7; \
-	AND     $0x3f3f3f3f3f3f3f3f, R6, R8; \
-	LSR     $6, R6, R9; \
-	AND     $0x0303030303030303, R9, R9; \
-	ORR     R7<<28, R7, R10; \
-	AND     $0x0f0f0f0f0f0f0f0f, R10, R10; \
-	ORR     R9<<4, R10, R10; \
 	VMOV    R8, V8.D[0]; \
 	VMOV    R10, V8.D[1]; \
 	VUZP1   V8.S4, V8.S4, V9.S4; \
@@ -105,6 +106,21 @@
 	ZERO(24); \
 	ZERO(25)
 
+// K4_UNPACK reads the 16 bytes of head of a Q4_K/Q5_K super-block at R0
+// (advancing it) in general registers: R5 d | dmin<<16, R8 scales 0…3 |
+// mins 0…3 <<32 and R10 scales 4…7 | mins 4…7 <<32 (bytes). Clobbers R6, R7,
+// R9.
+#define K4_UNPACK \
+	MOVWU.P 4(R0), R5; \
+	MOVD.P  8(R0), R6; \
+	MOVWU.P 4(R0), R7; \
+	AND     $0x3f3f3f3f3f3f3f3f, R6, R8; \
+	LSR     $6, R6, R9; \
+	AND     $0x0303030303030303, R9, R9; \
+	ORR     R7<<28, R7, R10; \
+	AND     $0x0f0f0f0f0f0f0f0f, R10, R10; \
+	ORR     R9<<4, R10, R10
+
 // K4_SCALES_SDOT widens the scales V9 to int32: V9 scales 0…3, V10 4…7.
 #define K4_SCALES_SDOT \
 	VUXTL  V9.B8, V9.H8; \
@@ -115,13 +131,15 @@
 #define K4_SCALES_NEON \
 	VUXTL V9.B8, V9.H8
 
-// Q4_K_MINS accumulates the four min lanes of Q4_K: V2 += F7 · (m0+m1, m2+m3,
-// m4+m5, m6+m7) with V12 = m0…m3, V13 = m4…m7.
-#define Q4_K_MINS \
-	VADDP V13.S4, V12.S4, V12.S4; \
-	SCVTF_S(12, 12); \
-	VDUP  V7.S[0], V7.S4; \
-	VFMLA V7.S4, V12.S4, V2.S4
+// Q4_K_MINS_TO accumulates the four min lanes of Q4_K: Va += Ff · (m0+m1,
+// m2+m3, m4+m5, m6+m7) with Vm0 = m0…m3, Vm1 = m4…m7 (int32; Vm0 is
+// clobbered). Q4_K_MINS does it for V2, F7, V12 and V13.
+#define Q4_K_MINS_TO(m0, m1, f, a) \
+	ADDP_S(m0, m0, m1); \
+	SCVTF_S(m0, m0); \
+	DUP_S0(f, f); \
+	FMLA_S(a, m0, f)
+#define Q4_K_MINS Q4_K_MINS_TO(12, 13, 7, 2)
 
 // Q5_K_MINS accumulates the minimums of Q5_K in one float: F2 += F7 · Σ m.
 #define Q5_K_MINS \
@@ -165,14 +183,15 @@
 	Q5_HIGH(opE, nE, V18.B16, V19.B16); \
 	Q5_HIGH(opO, nO, V20.B16, V21.B16)
 
-// Q4_K_RESULT sets F0 to hsum8 of V0, V1 plus the min lanes V2 added as
-// (m0+m2)+(m1+m3).
-#define Q4_K_RESULT \
-	EXT8(3, 2, 2); \
-	FADD_S(2, 2, 3); \
-	FADDP_S1(2, 2); \
-	HSUM8(0, 1); \
-	FADDS F2, F0, F0
+// Q4_K_RESULT_OF sets Fa0 to hsum8 of Va0, Va1 plus the min lanes Va2 added
+// as (m0+m2)+(m1+m3), clobbering Vt; Q4_K_RESULT that of V0, V1, V2 (V3).
+#define Q4_K_RESULT_OF(a0, a1, a2, t) \
+	EXT8(t, a2, a2); \
+	FADD_S(a2, a2, t); \
+	FADDP_S1(a2, a2); \
+	HSUM8(a0, a1); \
+	FADD_S1(a0, a0, a2)
+#define Q4_K_RESULT Q4_K_RESULT_OF(0, 1, 2, 3)
 
 // K4_DOT is the body of a Q4_K or Q5_K dot: consts sets the constants,
 // mins accumulates the minimums, qh loads the fifth bits (Q5_K), chunk0…3
@@ -222,6 +241,161 @@ TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
 	MOVD nb+32(FP), R4
 	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_SDOT, K4_RUNS_SDOT, Q4_K_RESULT)
 	FMOVS F0, ret+40(FP)
+	RET
+
+// ---------------------------------------------------------------------------
+// Q4_K, one row with four activations (dotQ4_KActs4SDOT, …NEON): each
+// super-block's scales, mins and quants are unpacked once, and every run of
+// 32 weights is dotted with the four activations in turn. Each activation has
+// the integer lanes and float accumulators of the one-row dot and goes
+// through the same integer sums (exact, in any order) and the same float
+// operations in the same order, so each result has dotQ4_KSDOT's (…NEON's)
+// bits.
+//
+// Register use: R0 weights, R1…R4 the activations' quants, R11…R14 their
+// scales, R15, R16, R17, R19 their bsums, R20 super-blocks left, R21 the
+// eight mins (bytes), R22 out; R5…R10 K4_UNPACK's. Activation b has the
+// float accumulators V(3b), V(3b+1) (lanes) and V(3b+2) (mins) and the
+// integer lanes V(16+2b), V(17+2b). V12 (and V13 for SDOT) hold the scales,
+// V24…V27 the weights of a chunk (two runs), V14, V15 the activation quants
+// of a run; V28, V29 (and V30, V13 for NEON) are the runs' temporaries, V31 =
+// 0x0f.
+
+// K4A_HEAD unpacks the head of a super-block: R5 d | dmin<<16, V12 the eight
+// scales (bytes), R21 the eight mins (bytes).
+#define K4A_HEAD \
+	K4_UNPACK; \
+	VMOV  R8, V24.D[0]; \
+	VMOV  R10, V24.D[1]; \
+	VUZP1 V24.S4, V24.S4, V12.S4; \
+	VUZP2 V24.S4, V24.S4, V25.S4; \
+	VMOV  V25.D[0], R21
+
+// K4A_SCALES_SDOT widens the scales V12 to int32 (V12 scales 0…3, V13 4…7),
+// K4A_SCALES_NEON to int16.
+#define K4A_SCALES_SDOT \
+	VUXTL  V12.B8, V12.H8; \
+	VUXTL2 V12.H8, V13.S4; \
+	VUXTL  V12.H4, V12.S4
+#define K4A_SCALES_NEON \
+	VUXTL V12.B8, V12.H8
+
+// K4A_CHUNK loads 32 bytes of 4-bit quants and unpacks runs 2k (V24, V25)
+// and 2k+1 (V26, V27).
+#define K4A_CHUNK \
+	VLD1.P 32(R0), [V14.B16, V15.B16]; \
+	VAND   V31.B16, V14.B16, V24.B16; \
+	VAND   V31.B16, V15.B16, V25.B16; \
+	VUSHR  $4, V14.B16, V26.B16; \
+	VUSHR  $4, V15.B16, V27.B16
+
+// The runs 2k and 2k+1 with the activation quants at q (advancing it), into
+// the lanes Vl0, Vl1.
+#define K4A_RUNS_SDOT(k, q, l0, l1) \
+	VLD1.P 32(q), [V14.B16, V15.B16]; \
+	RUN_SDOT_LT(l0, l1, 28, 29, 24, 25, 14, 15, 12+(k)/2, (2*(k))&3, 12+(k)/2, (2*(k))&3); \
+	VLD1.P 32(q), [V14.B16, V15.B16]; \
+	RUN_SDOT_LT(l0, l1, 28, 29, 26, 27, 14, 15, 12+(k)/2, (2*(k)+1)&3, 12+(k)/2, (2*(k)+1)&3)
+#define K4A_RUNS_NEON(k, q, l0, l1) \
+	VLD1.P 32(q), [V14.B16, V15.B16]; \
+	RUN_NEON_LT(l0, l1, 28, 29, 30, 13, 24, 25, 14, 15, 12, 2*(k), 12, 2*(k)); \
+	VLD1.P 32(q), [V14.B16, V15.B16]; \
+	RUN_NEON_LT(l0, l1, 28, 29, 30, 13, 26, 27, 14, 15, 12, 2*(k)+1, 12, 2*(k)+1)
+
+// K4A_CHUNK_RUNS unpacks chunk k and runs it with the four activations.
+#define K4A_CHUNK_RUNS(runs, k) \
+	K4A_CHUNK; \
+	runs(k, R1, 16, 17); \
+	runs(k, R2, 18, 19); \
+	runs(k, R3, 20, 21); \
+	runs(k, R4, 22, 23)
+
+// K4A_TAIL_W readies the weights' part of the accumulation: F24 d, F25 dmin,
+// V27 mins 0…3 and V26 mins 4…7 (int32).
+#define K4A_TAIL_W \
+	FMOVS  R5, F24; \
+	FCVTHS F24, F24; \
+	LSRW   $16, R5, R5; \
+	FMOVS  R5, F25; \
+	FCVTHS F25, F25; \
+	VMOV   R21, V26.D[0]; \
+	VUXTL  V26.B8, V26.H8; \
+	VUXTL  V26.H4, V27.S4; \
+	VUXTL2 V26.H8, V26.S4
+
+// K4A_ACT_TAIL accumulates one activation's super-block as K4_HEAD,
+// Q4_K_MINS and LANES_ACCUM do: its scale at d and bsums at bs (advancing
+// them), its lanes Vl0, Vl1 (cleared for the next super-block), its
+// accumulators Va0, Va1, Va2.
+#define K4A_ACT_TAIL(d, bs, l0, l1, a0, a1, a2) \
+	FMOVS.P 4(d), F28; \
+	FMULS   F24, F28, F29; \
+	FMULS   F25, F28, F30; \
+	FNEGS   F30, F30; \
+	VLD1.P  32(bs), [V14.H8, V15.H8]; \
+	SADDLP_H(14, 14); \
+	SADDLP_H(15, 15); \
+	MUL_S(14, 27, 14); \
+	MUL_S(15, 26, 15); \
+	Q4_K_MINS_TO(14, 15, 30, a2); \
+	LANES_ACCUM_TO(l0, l1, 29, a0, a1); \
+	ZERO(l0); \
+	ZERO(l1)
+
+// K4A_DOT is the body of a Q4_K dot of four activations with the scales of
+// scales and the runs of runs, storing the results (F0, F3, F6, F9) to out.
+#define K4A_DOT(scales, runs) \
+	ZERO(0); ZERO(1); ZERO(2); ZERO(3); ZERO(4); ZERO(5); \
+	ZERO(6); ZERO(7); ZERO(8); ZERO(9); ZERO(10); ZERO(11); \
+	ZERO(16); ZERO(17); ZERO(18); ZERO(19); \
+	ZERO(20); ZERO(21); ZERO(22); ZERO(23); \
+	VMOVI $15, V31.B16; \
+loop: \
+	K4A_HEAD; \
+	scales; \
+	K4A_CHUNK_RUNS(runs, 0); \
+	K4A_CHUNK_RUNS(runs, 1); \
+	K4A_CHUNK_RUNS(runs, 2); \
+	K4A_CHUNK_RUNS(runs, 3); \
+	K4A_TAIL_W; \
+	K4A_ACT_TAIL(R11, R15, 16, 17, 0, 1, 2); \
+	K4A_ACT_TAIL(R12, R16, 18, 19, 3, 4, 5); \
+	K4A_ACT_TAIL(R13, R17, 20, 21, 6, 7, 8); \
+	K4A_ACT_TAIL(R14, R19, 22, 23, 9, 10, 11); \
+	SUBS $1, R20, R20; \
+	BNE  loop; \
+	Q4_K_RESULT_OF(0, 1, 2, 28); \
+	Q4_K_RESULT_OF(3, 4, 5, 28); \
+	Q4_K_RESULT_OF(6, 7, 8, 28); \
+	Q4_K_RESULT_OF(9, 10, 11, 28); \
+	ACTS4_STORE(F0, F3, F6, F9)
+
+// ACTS4_BSUMS loads the bsums pointers of the four activations of an
+// actPtrs4 at R23 into R15, R16, R17, R19.
+#define ACTS4_BSUMS \
+	LDP 64(R23), (R15, R16); \
+	LDP 80(R23), (R17, R19)
+
+// func dotQ4_KActs4NEON(w *byte, p *actPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ4_KActs4NEON(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	ACTS4_QS_D
+	ACTS4_BSUMS
+	K4A_DOT(K4A_SCALES_NEON, K4A_RUNS_NEON)
+	RET
+
+// func dotQ4_KActs4SDOT(w *byte, p *actPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ4_KActs4SDOT(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	ACTS4_QS_D
+	ACTS4_BSUMS
+	K4A_DOT(K4A_SCALES_SDOT, K4A_RUNS_SDOT)
 	RET
 
 // Q5_K_RESULT sets F0 to hsum8 of V0, V1 plus the minimums F2.
@@ -313,20 +487,25 @@ TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-44
 	VSUB  V28.B16, X3, X3
 
 // Q6_K_HALF loads and unpacks one half (128 values) of a Q6_K super-block:
-// runs 0…3 of the half in (V14, V15), (V16, V17), (V20, V6), (V21, V7).
-#define Q6_K_HALF \
+// runs 0…3 of the half in (V14, V15), (V16, V17), (V20, x2), (V21, x3).
+#define Q6_K_HALF(x2, x3) \
 	VLD1.P 64(R0), [V14.B16, V15.B16, V16.B16, V17.B16]; \
 	VLD1.P 32(R6), [V18.B16, V19.B16]; \
 	Q6_TRIPLE(V14.B16, V16.B16, V18.B16, V20.B16, V21.B16); \
-	Q6_TRIPLE(V15.B16, V17.B16, V19.B16, V6.B16, V7.B16)
+	Q6_TRIPLE(V15.B16, V17.B16, V19.B16, x2, x3)
 
-// Run c of a super-block, weights Vx0, Vx1, with its activation quants.
+// Run c of a super-block, weights Vx0, Vx1, with its activation quants
+// (Q6_RUN_…_Y: already in Vy0, Vy1).
+#define Q6_RUN_SDOT_Y(x0, x1, y0, y1, c) \
+	RUN_SDOT(x0, x1, y0, y1, 8+(c)/2, (2*(c))&3, 8+(c)/2, (2*(c)+1)&3)
+#define Q6_RUN_NEON_Y(x0, x1, y0, y1, c) \
+	RUN_NEON(x0, x1, y0, y1, 8+(c)/4, (2*(c))&7, 8+(c)/4, (2*(c)+1)&7)
 #define Q6_RUN_SDOT(x0, x1, c) \
 	VLD1.P 32(R1), [V4.B16, V5.B16]; \
-	RUN_SDOT(x0, x1, 4, 5, 8+(c)/2, (2*(c))&3, 8+(c)/2, (2*(c)+1)&3)
+	Q6_RUN_SDOT_Y(x0, x1, 4, 5, c)
 #define Q6_RUN_NEON(x0, x1, c) \
 	VLD1.P 32(R1), [V4.B16, V5.B16]; \
-	RUN_NEON(x0, x1, 4, 5, 8+(c)/4, (2*(c))&7, 8+(c)/4, (2*(c)+1)&7)
+	Q6_RUN_NEON_Y(x0, x1, 4, 5, c)
 
 // Q6_K_TAIL moves R0 to the next super-block and adds the lanes times
 // d_w·d_a to V0, V1.
@@ -353,12 +532,12 @@ TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-44
 loop: \
 	Q6_K_HEAD; \
 	scales; \
-	Q6_K_HALF; \
+	Q6_K_HALF(V6.B16, V7.B16); \
 	run(14, 15, 0); \
 	run(16, 17, 1); \
 	run(20, 6, 2); \
 	run(21, 7, 3); \
-	Q6_K_HALF; \
+	Q6_K_HALF(V6.B16, V7.B16); \
 	run(14, 15, 4); \
 	run(16, 17, 5); \
 	run(20, 6, 6); \
@@ -388,6 +567,102 @@ TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-44
 	MOVD nb+32(FP), R4
 	Q6_K_DOT(Q6_K_SCALES_SDOT, Q6_RUN_SDOT)
 	FMOVS F0, ret+40(FP)
+	RET
+
+// ---------------------------------------------------------------------------
+// Q6_K, one row with four activations (dotQ6_KActs4SDOT, …NEON): each
+// super-block is unpacked once, as the one-row dot does, into 256 quants in a
+// buffer on the stack, and each activation then runs the eight runs with the
+// quants loaded from there, in the one-row dot's integer lanes V24, V25 and
+// with its float operations, so each result has dotQ6_KSDOT's (…NEON's) bits.
+// (The four activations' lanes and accumulators do not fit in registers next
+// to an unpacked half, which is why the buffer.)
+//
+// Register use: R0 weights, R1…R4 the activations' quants, R11…R14 their
+// scales, R20 super-blocks left, R22 out, R10 the buffer, R9 a position in
+// it; R6…R8 Q6_K_HEAD's. Activation b accumulates in V(2b), V(2b+1); V8…V11
+// hold the scales, F12 the super-block's d; V14…V17 a pair of runs' quants,
+// V18…V21 their activation quants.
+
+// Q6A_HALF unpacks one half of a super-block and stores its quants at R9
+// (advancing it): runs 0 and 1 of the half as (x0, x1) pairs, then run 2's
+// and run 3's values 0…15, then their values 16…31.
+#define Q6A_HALF \
+	Q6_K_HALF(V22.B16, V23.B16); \
+	VST1.P [V14.B16, V15.B16, V16.B16, V17.B16], 64(R9); \
+	VST1.P [V20.B16, V21.B16, V22.B16, V23.B16], 64(R9)
+
+// Q6A_RUNS runs c…c+3 (a half) of one activation, its quants at q.
+#define Q6A_RUNS(run, q, c) \
+	VLD1.P 64(R9), [V14.B16, V15.B16, V16.B16, V17.B16]; \
+	VLD1.P 64(q), [V18.B16, V19.B16, V20.B16, V21.B16]; \
+	run(14, 15, 18, 19, c); \
+	run(16, 17, 20, 21, c+1); \
+	VLD1.P 64(R9), [V14.B16, V15.B16, V16.B16, V17.B16]; \
+	VLD1.P 64(q), [V18.B16, V19.B16, V20.B16, V21.B16]; \
+	run(14, 16, 18, 19, c+2); \
+	run(15, 17, 20, 21, c+3)
+
+// Q6A_ACT runs the super-block with the activation of quants q and scales d
+// into the accumulators Va0, Va1, as Q6_K_TAIL does, and clears the lanes.
+#define Q6A_ACT(run, q, d, a0, a1) \
+	MOVD    R10, R9; \
+	Q6A_RUNS(run, q, 0); \
+	Q6A_RUNS(run, q, 4); \
+	FMOVS.P 4(d), F13; \
+	FMULS   F12, F13, F13; \
+	LANES_ACCUM_TO(24, 25, 13, a0, a1); \
+	ZERO(24); \
+	ZERO(25)
+
+// Q6A_DOT is the body of a Q6_K dot of four activations with the scales of
+// scales and the runs run(x0, x1, y0, y1, c), storing the results (F0, F2,
+// F4, F6) to out.
+#define Q6A_DOT(scales, run) \
+	ZERO(0); ZERO(1); ZERO(2); ZERO(3); \
+	ZERO(4); ZERO(5); ZERO(6); ZERO(7); \
+	Q6_K_CONSTS; \
+loop: \
+	Q6_K_HEAD; \
+	scales; \
+	MOVD   R10, R9; \
+	Q6A_HALF; \
+	Q6A_HALF; \
+	ADD    $(const_q6KBytes-128), R0; \
+	FMOVS  R8, F12; \
+	FCVTHS F12, F12; \
+	Q6A_ACT(run, R1, R11, 0, 1); \
+	Q6A_ACT(run, R2, R12, 2, 3); \
+	Q6A_ACT(run, R3, R13, 4, 5); \
+	Q6A_ACT(run, R4, R14, 6, 7); \
+	SUBS $1, R20, R20; \
+	BNE  loop; \
+	HSUM8(0, 1); \
+	HSUM8(2, 3); \
+	HSUM8(4, 5); \
+	HSUM8(6, 7); \
+	ACTS4_STORE(F0, F2, F4, F6)
+
+// func dotQ6_KActs4NEON(w *byte, p *actPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ6_KActs4NEON(SB), NOSPLIT, $256-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	MOVD $buf-256(SP), R10
+	ACTS4_QS_D
+	Q6A_DOT(Q6_K_SCALES_NEON, Q6_RUN_NEON_Y)
+	RET
+
+// func dotQ6_KActs4SDOT(w *byte, p *actPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ6_KActs4SDOT(SB), NOSPLIT, $256-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	MOVD $buf-256(SP), R10
+	ACTS4_QS_D
+	Q6A_DOT(Q6_K_SCALES_SDOT, Q6_RUN_SDOT_Y)
 	RET
 
 // ---------------------------------------------------------------------------

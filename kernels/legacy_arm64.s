@@ -59,10 +59,15 @@ done: \
 	FMOVS   R4, F5; \
 	FCVTHS  F5, F5; \
 	FMULS   F4, F5, F5; \
-	VAND    V31.B16, V1.B16, V6.B16; \
-	VUSHR   $4, V1.B16, V7.B16; \
-	VSUB    V30.B16, V6.B16, V6.B16; \
-	VSUB    V30.B16, V7.B16, V7.B16
+	Q4_0_NIBBLES
+
+// Q4_0_NIBBLES unpacks the 16 bytes of quants V1 of block A into V6
+// (values 0…15) and V7 (16…31), minus 8.
+#define Q4_0_NIBBLES \
+	VAND  V31.B16, V1.B16, V6.B16; \
+	VUSHR $4, V1.B16, V7.B16; \
+	VSUB  V30.B16, V6.B16, V6.B16; \
+	VSUB  V30.B16, V7.B16, V7.B16
 
 // Q4_0_LOAD2 is Q4_0_LOAD for blocks A and B (B: V13, V14, V9, V10, F12).
 #define Q4_0_LOAD2 \
@@ -135,11 +140,13 @@ done: \
 	VADDV V16.S4, V16; \
 	VADDV V20.S4, V20
 
-// Q4_0_ACCUM adds the sum of block A times F5 to F0 with one fused
-// multiply-add; Q4_0_ACCUM2 then that of block B times F12.
-#define Q4_0_ACCUM \
+// Q4_0_ACCUM_TO adds the sum of block A times F5 to the accumulator a with
+// one fused multiply-add; Q4_0_ACCUM does it to F0, and Q4_0_ACCUM2 then adds
+// that of block B times F12.
+#define Q4_0_ACCUM_TO(a) \
 	SCVTF_S1(16, 16); \
-	FMADDS F5, F0, F16, F0
+	FMADDS F5, a, F16, a
+#define Q4_0_ACCUM Q4_0_ACCUM_TO(F0)
 #define Q4_0_ACCUM2 \
 	SCVTF_S1(16, 16); \
 	SCVTF_S1(20, 20); \
@@ -257,13 +264,15 @@ TEXT ·dotQ4_0SDOT(SB), NOSPLIT, $0-36
 	SDOT(17, 3, 5); \
 	SDOT(21, 11, 13)
 
-// LANES_ACCUM adds the lanes of block A times V7 to V0, V1 with fused
-// multiply-adds; LANES_ACCUM2 then those of block B times V15.
-#define LANES_ACCUM \
+// LANES_ACCUM_TO adds the lanes of block A times V7 to Va0, Va1 with fused
+// multiply-adds (lanes · V7, added); LANES_ACCUM does it to V0, V1, and
+// LANES_ACCUM2 then adds those of block B times V15.
+#define LANES_ACCUM_TO(a0, a1) \
 	SCVTF_S(16, 16); \
 	SCVTF_S(17, 17); \
-	VFMLA V7.S4, V16.S4, V0.S4; \
-	VFMLA V7.S4, V17.S4, V1.S4
+	FMLA_S(a0, 16, 7); \
+	FMLA_S(a1, 17, 7)
+#define LANES_ACCUM LANES_ACCUM_TO(0, 1)
 #define LANES_ACCUM2 \
 	SCVTF_S(16, 16); \
 	SCVTF_S(17, 17); \
@@ -407,6 +416,155 @@ TEXT ·dotQ5_0SDOT(SB), NOSPLIT, $0-36
 	MOVD nb+24(FP), R3
 	PAIR_DOT(Q5_0_CONSTS, Q5_0_LOAD, Q5_0_LOAD2, LANES_A_SDOT, LANES2_SDOT, LANES_ACCUM, LANES_ACCUM2, LANES_RESULT)
 	FMOVS F0, ret+32(FP)
+	RET
+
+// ---------------------------------------------------------------------------
+// One row with four activations (dot…Acts4SDOT, …NEON): each block's scale
+// and quants are loaded and unpacked once, then dotted with the four
+// activations in turn, each with the integer products, float operations and
+// accumulators of the one-row dot in block order, so that each result has the
+// one-row dot's bits.
+//
+// Register use: R0 weights, R1…R4 the activations' quants, R11…R14 their
+// scales, R20 blocks left, R22 out (ACTS4_QS_D, ACTS4_STORE); R5 and F20 the
+// weight block's scale. Q8_0 and Q5_0: block A's registers (weight quants V2,
+// V3, activation quants V4, V5, lanes V16, V17, scale V7), activation b
+// accumulating in V(8+2b), V(9+2b). Q4_0: block A's registers (V6, V7, V2,
+// V3, V16, F5), activation b accumulating in F(8+b).
+
+// WEIGHT_SCALE converts the weight block's half scale R5 to F20.
+#define WEIGHT_SCALE \
+	FMOVS  R5, F20; \
+	FCVTHS F20, F20
+
+// Q8_0_WEIGHTS and Q5_0_WEIGHTS load block A's weights: scale F20, quants
+// (minus 16 for Q5_0) V2, V3.
+#define Q8_0_WEIGHTS \
+	MOVHU.P 2(R0), R5; \
+	VLD1.P  32(R0), [V2.B16, V3.B16]; \
+	WEIGHT_SCALE
+#define Q5_0_WEIGHTS \
+	MOVHU.P 2(R0), R5; \
+	MOVWU.P 4(R0), R6; \
+	VLD1.P  16(R0), [V2.B16]; \
+	MVNW    R6, R6; \
+	VMOV    R6, V18.S[0]; \
+	WEIGHT_SCALE; \
+	Q5_0_QUANTS(V2.B16, V3.B16, V18.B16, V16.B16, V17.B16)
+
+// LANES_ACT dots block A with the activation of quants q and scales d,
+// adding lanes · (d_w·d_a) to Va0, Va1.
+#define LANES_ACT(lanes, q, d, a0, a1) \
+	FMOVS.P 4(d), F6; \
+	VLD1.P  32(q), [V4.B16, V5.B16]; \
+	FMULS   F6, F20, F7; \
+	VDUP    V7.S[0], V7.S4; \
+	lanes; \
+	LANES_ACCUM_TO(a0, a1)
+
+// LANES_ACTS4_DOT is the body of a Q8_0 or Q5_0 dot of four activations:
+// consts sets the constants of weights, which loads block A, and lanes forms
+// its integer lanes. (The activations' pointers are loaded after consts,
+// which may use R4, R5.)
+#define LANES_ACTS4_DOT(consts, weights, lanes) \
+	ZERO(8); ZERO(9); ZERO(10); ZERO(11); \
+	ZERO(12); ZERO(13); ZERO(14); ZERO(15); \
+	consts; \
+	ACTS4_QS_D; \
+loop: \
+	weights; \
+	LANES_ACT(lanes, R1, R11, 8, 9); \
+	LANES_ACT(lanes, R2, R12, 10, 11); \
+	LANES_ACT(lanes, R3, R13, 12, 13); \
+	LANES_ACT(lanes, R4, R14, 14, 15); \
+	SUBS $1, R20, R20; \
+	BNE  loop; \
+	HSUM8(8, 9); \
+	HSUM8(10, 11); \
+	HSUM8(12, 13); \
+	HSUM8(14, 15); \
+	ACTS4_STORE(F8, F10, F12, F14)
+
+// Q4_0_ACT dots block A with the activation of quants q and scales d,
+// adding its sum · (d_w·d_a) to Fa.
+#define Q4_0_ACT(sum, q, d, a) \
+	FMOVS.P 4(d), F4; \
+	VLD1.P  32(q), [V2.B16, V3.B16]; \
+	FMULS   F4, F20, F5; \
+	sum; \
+	Q4_0_ACCUM_TO(a)
+
+// Q4_0_ACTS4_DOT is the body of a Q4_0 dot of four activations with the
+// block sums of sum.
+#define Q4_0_ACTS4_DOT(sum) \
+	ZERO(8); ZERO(9); ZERO(10); ZERO(11); \
+	Q4_0_CONSTS; \
+	ACTS4_QS_D; \
+loop: \
+	MOVHU.P 2(R0), R5; \
+	VLD1.P  16(R0), [V1.B16]; \
+	WEIGHT_SCALE; \
+	Q4_0_NIBBLES; \
+	Q4_0_ACT(sum, R1, R11, F8); \
+	Q4_0_ACT(sum, R2, R12, F9); \
+	Q4_0_ACT(sum, R3, R13, F10); \
+	Q4_0_ACT(sum, R4, R14, F11); \
+	SUBS $1, R20, R20; \
+	BNE  loop; \
+	ACTS4_STORE(F8, F9, F10, F11)
+
+// func dotQ4_0Acts4NEON(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ4_0Acts4NEON(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	Q4_0_ACTS4_DOT(Q4_0_SUM_NEON)
+	RET
+
+// func dotQ4_0Acts4SDOT(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ4_0Acts4SDOT(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	Q4_0_ACTS4_DOT(Q4_0_SUM_SDOT)
+	RET
+
+// func dotQ5_0Acts4NEON(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ5_0Acts4NEON(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	LANES_ACTS4_DOT(Q5_0_CONSTS, Q5_0_WEIGHTS, LANES_A_NEON)
+	RET
+
+// func dotQ5_0Acts4SDOT(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ5_0Acts4SDOT(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	LANES_ACTS4_DOT(Q5_0_CONSTS, Q5_0_WEIGHTS, LANES_A_SDOT)
+	RET
+
+// func dotQ8_0Acts4NEON(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ8_0Acts4NEON(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	LANES_ACTS4_DOT(NOP, Q8_0_WEIGHTS, LANES_A_NEON)
+	RET
+
+// func dotQ8_0Acts4SDOT(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ8_0Acts4SDOT(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD p+8(FP), R23
+	MOVD nb+16(FP), R20
+	MOVD out+24(FP), R22
+	LANES_ACTS4_DOT(NOP, Q8_0_WEIGHTS, LANES_A_SDOT)
 	RET
 
 // ---------------------------------------------------------------------------

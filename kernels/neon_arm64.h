@@ -75,6 +75,12 @@
 #define FADDP_S(d, n, m) WORD $(0x6e20d400 | (m)<<16 | (n)<<5 | (d))
 #define FMUL_SE(d, n, m, i) WORD $(0x4f809000 | ((i)&1)<<21 | (m)<<16 | ((i)>>1)<<11 | (n)<<5 | (d))
 
+// dup vd.4s, vn.s[0] (VDUP, spelt with register numbers for macros)
+#define DUP_S0(d, n) WORD $(0x4e040400 | (n)<<5 | (d))
+
+// fadd sd, sn, sm (FADDS, spelt with register numbers for macros)
+#define FADD_S1(d, n, m) WORD $(0x1e202800 | (m)<<16 | (n)<<5 | (d))
+
 // ext vd.16b, vn.16b, vm.16b, #8 (the high half of vn, then the low half of vm)
 #define EXT8(d, n, m) WORD $(0x6e004000 | (m)<<16 | 8<<11 | (n)<<5 | (d))
 
@@ -109,3 +115,23 @@
 	EXT8(b, a, a); \
 	FADD_S(a, a, b); \
 	FADDP_S1(a, a)
+
+// The kernels of one row with four activations (…Acts4SDOT, …Acts4NEON)
+// take their pointers from an actPtrs4 or legacyPtrs4 at R23 and store
+// their results to a [4]float32 at R22.
+
+// ACTS4_QS_D loads the quants and scales pointers of the four activations
+// of an actPtrs4 or legacyPtrs4 at R23 into R1…R4 and R11…R14.
+#define ACTS4_QS_D \
+	LDP 0(R23), (R1, R2); \
+	LDP 16(R23), (R3, R4); \
+	LDP 32(R23), (R11, R12); \
+	LDP 48(R23), (R13, R14)
+
+// ACTS4_STORE stores the results Fr0…Fr3 of the four activations to the
+// [4]float32 at R22.
+#define ACTS4_STORE(r0, r1, r2, r3) \
+	FMOVS r0, 0(R22); \
+	FMOVS r1, 4(R22); \
+	FMOVS r2, 8(R22); \
+	FMOVS r3, 12(R22)
