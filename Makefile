@@ -35,13 +35,13 @@ HOST_TIERS ?= $(shell bash .ci/host-tiers)
 QEMU_ENGINE_TESTS := TestConformanceLogits|TestStoriesGreedy|TestGenerateWithGrammar
 cross:
 	EDGELLM_TEST_TIERS=$(HOST_TIERS) $(GO) test -count=1 -run '^TestTiers$$' -v ./kernels
-	QEMU_CPU=cortex-a72 EDGELLM_TEST_TIERS=NEON,generic GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
-	QEMU_CPU=cortex-a72 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
-	QEMU_CPU=cortex-a76 EDGELLM_TEST_TIERS=SDOT,NEON,generic GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./kernels
-	QEMU_CPU=cortex-a76 GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
-	GOARCH=arm GOARM=6 EDGELLM_TEST_TIERS=generic $(GO) test -count=1 -exec qemu-arm-static ./kernels
-	GOARCH=arm GOARM=6 $(GO) test -count=1 -exec qemu-arm-static -run '$(QEMU_ENGINE_TESTS)' ./inference
-	GOARCH=arm GOARM=7 EDGELLM_TEST_TIERS=generic $(GO) test -count=1 -exec qemu-arm-static ./kernels
+	QEMU_CPU=cortex-a72 EDGELLM_TEST_TIERS=NEON,generic GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static ./kernels
+	QEMU_CPU=cortex-a72 GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
+	QEMU_CPU=cortex-a76 EDGELLM_TEST_TIERS=SDOT,NEON,generic GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static ./kernels
+	QEMU_CPU=cortex-a76 GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static -run '$(QEMU_ENGINE_TESTS)' ./inference
+	GOARCH=arm GOARM=6 EDGELLM_TEST_TIERS=generic $(GO) test -count=1 -timeout 30m -exec qemu-arm-static ./kernels
+	GOARCH=arm GOARM=6 $(GO) test -count=1 -timeout 30m -exec qemu-arm-static -run '$(QEMU_ENGINE_TESTS)' ./inference
+	GOARCH=arm GOARM=7 EDGELLM_TEST_TIERS=generic $(GO) test -count=1 -timeout 30m -exec qemu-arm-static ./kernels
 
 # Static checks: gofmt, go vet (also of the kernels for arm64 and 32-bit arm),
 # and that go vet sees every argument load of the assembly (.ci/asm-vet).
