@@ -11,13 +11,14 @@ import (
 // Kernels for amd64, in two tiers above the portable twins (tiers.go); the
 // assembly gives bit-identical results (twins_test.go).
 //
-//	tierAVX2: AVX2, FMA and F16C (Haswell and later): every kernel.
+//	tierAVX2: AVX2, FMA and F16C (Haswell and later): every kernel but
+//	those of several rows at once; one row with four activations included.
 //	tierAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
 //	VPDPBUSD and VPDPWSSD for the integer products (Q4_0, Q5_0, Q8_0 and
 //	Q5_K on 256-bit registers), Q4_K on 256-bit registers with the AVX-512
 //	shuffles and broadcasts, Q6_K on 512-bit registers (for the other
 //	one-row dots 512-bit registers measured no faster), and the kernels that
-//	multiply several rows or four activations at once.
+//	multiply several rows (with one activation or four) at once.
 const (
 	tierAVX2   = tierVector
 	tierAVX512 = tierDot
@@ -284,10 +285,10 @@ type legacyPtrs4 struct {
 // dotRowActsAccel sets out[b·stride] to DotRow(t, w, &acts[b]) for every b, as
 // dotRowActs does, with a kernel that unpacks the row once for all the
 // activations, and reports whether it did: it handles four activations of a
-// Q4_0, Q5_0, Q8_0, Q4_K, Q5_K or Q6_K row at tierAVX512, and returns false
-// otherwise.
+// Q4_0, Q5_0, Q8_0, Q4_K, Q5_K or Q6_K row at tierAVX2 and tierAVX512, and
+// returns false otherwise.
 func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
-	if active < tierAVX512 || len(acts) != 4 {
+	if active < tierAVX2 || len(acts) != 4 {
 		return false
 	}
 	switch t {
@@ -317,14 +318,23 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 	}
 	_ = out[3*stride]
 	w = w[:nb*t.BlockBytes()]
+	// Direct calls, not function values, through which p and r would
+	// escape to the heap.
 	var r [4]float32
-	switch t {
-	case Q4_K:
+	avx512 := active >= tierAVX512
+	switch {
+	case t == Q4_K && avx512:
 		dotQ4_KActs4AVX512(&w[0], &p, nb, &r)
-	case Q5_K:
+	case t == Q4_K:
+		dotQ4_KActs4AVX2(&w[0], &p, nb, &r)
+	case t == Q5_K && avx512:
 		dotQ5_KActs4AVX512(&w[0], &p, nb, &r)
-	default:
+	case t == Q5_K:
+		dotQ5_KActs4AVX2(&w[0], &p, nb, &r)
+	case avx512:
 		dotQ6_KActs4AVX512(&w[0], &p, nb, &r)
+	default:
+		dotQ6_KActs4AVX2(&w[0], &p, nb, &r)
 	}
 	for b, v := range r {
 		out[b*stride] = v
@@ -352,13 +362,20 @@ func dotRowActsLegacy(t Type, w []byte, acts []Activation, out []float32, stride
 	_ = out[3*stride]
 	w = w[:nb*t.BlockBytes()]
 	var r [4]float32
-	switch t {
-	case Q4_0:
+	avx512 := active >= tierAVX512
+	switch {
+	case t == Q4_0 && avx512:
 		dotQ4_0Acts4AVX512(&w[0], &p, nb, &r)
-	case Q5_0:
+	case t == Q4_0:
+		dotQ4_0Acts4AVX2(&w[0], &p, nb, &r)
+	case t == Q5_0 && avx512:
 		dotQ5_0Acts4AVX512(&w[0], &p, nb, &r)
-	default:
+	case t == Q5_0:
+		dotQ5_0Acts4AVX2(&w[0], &p, nb, &r)
+	case avx512:
 		dotQ8_0Acts4AVX512(&w[0], &p, nb, &r)
+	default:
+		dotQ8_0Acts4AVX2(&w[0], &p, nb, &r)
 	}
 	for b, v := range r {
 		out[b*stride] = v
@@ -617,6 +634,36 @@ func dotQ5_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 //
 //go:noescape
 func dotQ8_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ4_0Acts4AVX2 is dotQ4_0Acts4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ4_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ5_0Acts4AVX2 is dotQ5_0Acts4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ5_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ8_0Acts4AVX2 is dotQ8_0Acts4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ8_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ4_KActs4AVX2 is dotQ4_KActs4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ4_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ5_KActs4AVX2 is dotQ5_KActs4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ5_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ6_KActs4AVX2 is dotQ6_KActs4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ6_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
 
 // dotQ4_KActs4AVX512 sets out[b] to dotQ4_KGeneric of the nb super-blocks at
 // w with activation b of p, with AVX-512 and VNNI.
