@@ -11,13 +11,14 @@ import (
 // Kernels for amd64, in two tiers above the portable twins (tiers.go); the
 // assembly gives bit-identical results (twins_test.go).
 //
-//	tierAVX2: AVX2, FMA and F16C (Haswell and later): every kernel.
+//	tierAVX2: AVX2, FMA and F16C (Haswell and later): every kernel but
+//	those of several rows at once; one row with four activations included.
 //	tierAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
 //	VPDPBUSD and VPDPWSSD for the integer products (Q4_0, Q5_0, Q8_0 and
 //	Q5_K on 256-bit registers), Q4_K on 256-bit registers with the AVX-512
 //	shuffles and broadcasts, Q6_K on 512-bit registers (for the other
 //	one-row dots 512-bit registers measured no faster), and the kernels that
-//	multiply several rows or four activations at once.
+//	multiply several rows (with one activation or four) at once.
 const (
 	tierAVX2   = tierVector
 	tierAVX512 = tierDot
@@ -268,48 +269,89 @@ func dotF16AVX2(w *byte, x *float32, n int) float32
 
 // dotRowActsAccel sets out[b·stride] to DotRow(t, w, &acts[b]) for every b, as
 // dotRowActs does, with a kernel that unpacks the row once for all the
-// activations, and reports whether it did: it handles four activations of a
-// Q4_0, Q5_0, Q8_0, Q4_K, Q5_K or Q6_K row at tierAVX512, and returns false
-// otherwise.
+// activations, and reports whether it did (see rowsActs4 for the kernels).
 func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
-	if active < tierAVX512 || len(acts) != 4 {
-		return false
+	return rowsActs4(t, w, len(w), 1, acts, out, stride) == 1
+}
+
+// rowsActs4 sets out[b·stride + k] to DotRow(t, row k of w, &acts[b]) for
+// the rows k < rows (rowBytes apart in w) and the four activations of acts,
+// with the kernels that unpack a row once for four activations, and returns
+// rows; or 0 when acts does not hold four activations of one length or the
+// active tier has no such kernel for t. There are kernels for Q4_0, Q5_0,
+// Q8_0, Q4_K, Q5_K and Q6_K rows at tierAVX2 and tierAVX512. The pointers to
+// the activations are made once for all the rows.
+func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
+	if active < tierAVX2 || len(acts) != 4 || rows <= 0 {
+		return 0
 	}
-	var r [4]float32
 	switch t {
 	case Q4_0, Q5_0, Q8_0:
-		p, nb, ok := legacyActs4(acts)
-		if !ok {
-			return false
-		}
-		w = w[:nb*t.BlockBytes()]
-		switch t {
-		case Q4_0:
-			dotQ4_0Acts4AVX512(&w[0], &p, nb, &r)
-		case Q5_0:
-			dotQ5_0Acts4AVX512(&w[0], &p, nb, &r)
-		default:
-			dotQ8_0Acts4AVX512(&w[0], &p, nb, &r)
-		}
+		return rowsActs4Legacy(t, w, rowBytes, rows, acts, out, stride)
 	case Q4_K, Q5_K, Q6_K:
-		p, nb, ok := kActs4(acts, t != Q6_K)
-		if !ok {
-			return false
-		}
-		w = w[:nb*t.BlockBytes()]
-		switch t {
-		case Q4_K:
-			dotQ4_KActs4AVX512(&w[0], &p, nb, &r)
-		case Q5_K:
-			dotQ5_KActs4AVX512(&w[0], &p, nb, &r)
-		default:
-			dotQ6_KActs4AVX512(&w[0], &p, nb, &r)
-		}
 	default:
-		return false
+		return 0
 	}
-	putActs4(out, stride, &r)
-	return true
+	p, nb, ok := kActs4(acts, t != Q6_K)
+	if !ok {
+		return 0
+	}
+	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
+	_ = out[3*stride+rows-1]
+	// Direct calls, not function values, through which p and r would
+	// escape to the heap.
+	var r [4]float32
+	avx512 := active >= tierAVX512
+	for k := range rows {
+		wk := &w[k*rowBytes]
+		switch {
+		case t == Q4_K && avx512:
+			dotQ4_KActs4AVX512(wk, &p, nb, &r)
+		case t == Q4_K:
+			dotQ4_KActs4AVX2(wk, &p, nb, &r)
+		case t == Q5_K && avx512:
+			dotQ5_KActs4AVX512(wk, &p, nb, &r)
+		case t == Q5_K:
+			dotQ5_KActs4AVX2(wk, &p, nb, &r)
+		case avx512:
+			dotQ6_KActs4AVX512(wk, &p, nb, &r)
+		default:
+			dotQ6_KActs4AVX2(wk, &p, nb, &r)
+		}
+		putActs4(out[k:], stride, &r)
+	}
+	return rows
+}
+
+// rowsActs4Legacy is rowsActs4 for rows of a 32-value block type.
+func rowsActs4Legacy(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
+	p, nb, ok := legacyActs4(acts)
+	if !ok {
+		return 0
+	}
+	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
+	_ = out[3*stride+rows-1]
+	var r [4]float32
+	avx512 := active >= tierAVX512
+	for k := range rows {
+		wk := &w[k*rowBytes]
+		switch {
+		case t == Q4_0 && avx512:
+			dotQ4_0Acts4AVX512(wk, &p, nb, &r)
+		case t == Q4_0:
+			dotQ4_0Acts4AVX2(wk, &p, nb, &r)
+		case t == Q5_0 && avx512:
+			dotQ5_0Acts4AVX512(wk, &p, nb, &r)
+		case t == Q5_0:
+			dotQ5_0Acts4AVX2(wk, &p, nb, &r)
+		case avx512:
+			dotQ8_0Acts4AVX512(wk, &p, nb, &r)
+		default:
+			dotQ8_0Acts4AVX2(wk, &p, nb, &r)
+		}
+		putActs4(out[k:], stride, &r)
+	}
+	return rows
 }
 
 // matVecAccel computes out[r] = DotRow(t, row r of w, a) for the first rows of
@@ -373,13 +415,13 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 
 // rowsActsAccel sets out[b·stride + k] to DotRow(t, row k of w, &acts[b])
 // for the first rows k (rowBytes apart in w, rows of them) and the four
-// activations of acts, with a kernel that computes the products of four rows
-// and four activations at once, and returns the number of rows it did: a
-// multiple of four, 0 when the active tier has no such kernel for t or acts
-// does not hold four.
+// activations of acts, and returns the number of rows it did: with AVX-512,
+// Q4_0 and Q8_0 rows go to kernels that compute the products of four or
+// eight rows and four activations at once (a multiple of four rows); other
+// rows, types and tiers go to rowsActs4, which does them all or none.
 func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
 	if active < tierAVX512 || rows < 4 || len(acts) != 4 || (t != Q4_0 && t != Q8_0) {
-		return 0
+		return rowsActs4(t, w, rowBytes, rows, acts, out, stride)
 	}
 	p, nb, ok := legacyActs4(acts)
 	if !ok {
@@ -553,6 +595,36 @@ func dotQ5_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 //
 //go:noescape
 func dotQ8_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ4_0Acts4AVX2 is dotQ4_0Acts4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ4_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ5_0Acts4AVX2 is dotQ5_0Acts4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ5_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ8_0Acts4AVX2 is dotQ8_0Acts4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ8_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+
+// dotQ4_KActs4AVX2 is dotQ4_KActs4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ4_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ5_KActs4AVX2 is dotQ5_KActs4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ5_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+
+// dotQ6_KActs4AVX2 is dotQ6_KActs4AVX512 with AVX2.
+//
+//go:noescape
+func dotQ6_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
 
 // dotQ4_KActs4AVX512 sets out[b] to dotQ4_KGeneric of the nb super-blocks at
 // w with activation b of p, with AVX-512 and VNNI.

@@ -458,12 +458,22 @@ q4kRows6Loop:
 	VPAND Y12, Y9, Y9; \
 	VPOR  Y9, dst, dst
 
-#define Q5K_CHUNK(RUN, k, SHLO, nlo, SHHI, nhi) \
+// The Q5_K runs 2k and 2k+1: the nibbles of qs[32k…] with their fifth bits
+// (HIGH: Q5K_HIGH, or Q5K_HIGH4 and Q5K_HIGH4_AVX2 in the four-activation
+// kernels), then RUN on each.
+#define Q5K_CHUNK(RUN, HIGH, k, SHLO, nlo, SHHI, nhi) \
 	NIBBLES(48+32*k); \
-	Q5K_HIGH(SHLO, nlo, Y7); \
-	Q5K_HIGH(SHHI, nhi, Y8); \
+	HIGH(SHLO, nlo, Y7); \
+	HIGH(SHHI, nhi, Y8); \
 	RUN(2*k, Y7); \
 	RUN(2*k+1, Y8)
+
+// The eight runs of a Q5_K super-block.
+#define Q5K_RUNS(RUN, HIGH) \
+	Q5K_CHUNK(RUN, HIGH, 0, VPSLLW, 4, VPSLLW, 3); \
+	Q5K_CHUNK(RUN, HIGH, 1, VPSLLW, 2, VPSLLW, 1); \
+	Q5K_CHUNK(RUN, HIGH, 2, VPSRLW, 0, VPSRLW, 1); \
+	Q5K_CHUNK(RUN, HIGH, 3, VPSRLW, 2, VPSRLW, 3)
 
 // The Q5_K loop over the super-blocks, then X0 = the result (prefetching as
 // dotQ4_KAVX2).
@@ -488,10 +498,7 @@ loop: \
 	VFNMADD231SS X3, X4, X14; \
 	VMOVDQU      16(SI), Y10; \
 	VPXOR        Y6, Y6, Y6; \
-	Q5K_CHUNK(RUN, 0, VPSLLW, 4, VPSLLW, 3); \
-	Q5K_CHUNK(RUN, 1, VPSLLW, 2, VPSLLW, 1); \
-	Q5K_CHUNK(RUN, 2, VPSRLW, 0, VPSRLW, 1); \
-	Q5K_CHUNK(RUN, 3, VPSRLW, 2, VPSRLW, 3); \
+	Q5K_RUNS(RUN, Q5K_HIGH); \
 	ACC_LANES(0); \
 	ADDQ $176, SI; \
 	ADDQ $256, DI; \
@@ -535,10 +542,11 @@ TEXT ·dotQ5_KAVX512(SB), NOSPLIT, $0-44
 // is scale 2c and of the high lane scale 2c+1 (lanes 0…3 and 4…7 of run c).
 
 // Y7 = (nibbles Y7) | (high bits Y9 shifted into bits 4…5); the low nibble
-// source is already masked. Y11 holds bytes 0x30. Clobbers Y10.
-#define Q6K_HIGH(SHIFT, n) \
+// source is already masked. M holds bytes 0x30 (Y11, or bytes30 in the
+// four-activation kernel). Clobbers Y10.
+#define Q6K_HIGH(SHIFT, n, M) \
 	SHIFT $n, Y9, Y10; \
-	VPAND Y11, Y10, Y10; \
+	VPAND M, Y10, Y10; \
 	VPOR  Y10, Y7, Y7
 
 #define Q6K_RUN_AVX2(c) \
@@ -555,18 +563,18 @@ TEXT ·dotQ5_KAVX512(SB), NOSPLIT, $0-44
 	VMOVDQU 64*h(SI), Y2; \
 	VMOVDQU 64*h+32(SI), Y3; \
 	VPAND   Y13, Y2, Y7; \
-	Q6K_HIGH(VPSLLW, 4); \
+	Q6K_HIGH(VPSLLW, 4, Y11); \
 	RUN(4*h); \
 	VPAND   Y13, Y3, Y7; \
-	Q6K_HIGH(VPSLLW, 2); \
+	Q6K_HIGH(VPSLLW, 2, Y11); \
 	RUN(4*h+1); \
 	VPSRLW  $4, Y2, Y7; \
 	VPAND   Y13, Y7, Y7; \
-	Q6K_HIGH(VPSRLW, 0); \
+	Q6K_HIGH(VPSRLW, 0, Y11); \
 	RUN(4*h+2); \
 	VPSRLW  $4, Y3, Y7; \
 	VPAND   Y13, Y7, Y7; \
-	Q6K_HIGH(VPSRLW, 2); \
+	Q6K_HIGH(VPSRLW, 2, Y11); \
 	RUN(4*h+3)
 
 // The Q6_K loop over the super-blocks, then X0 = the result.
@@ -808,6 +816,13 @@ q6kRows4Loop:
 	MOVQ 8*(b)(R8), R; \
 	LEAQ (R)(R12*8), R
 
+// DI, R9, R10, R11 = the quants of the four activations (ACT_QS).
+#define ACTS4_QS \
+	ACT_QS(0, DI); \
+	ACT_QS(1, R9); \
+	ACT_QS(2, R10); \
+	ACT_QS(3, R11)
+
 // X0 = the float32 of the result (see HSUM8_Y15) of the lanes ACC. Clobbers
 // Y15, X1.
 #define HSUM8_OF(ACC) \
@@ -815,9 +830,9 @@ q6kRows4Loop:
 	HSUM8_Y15
 
 // For activation b of a Q4_K row: the minimum accumulators ACCM -= its
-// scaled four min sums (X4 = the weights' fp16 dmin as float32), and DB = its
-// d times the weights' d (in X5), broadcast. Clobbers AX, X2, X6.
-#define Q4K_ACT(b, ACCM, DB) \
+// scaled four min sums (X4 = the weights' fp16 dmin as float32, Y3 the mins),
+// leaving AX = the pointer to its scales. Clobbers X2, X6.
+#define Q4K_MINS(b, ACCM) \
 	MOVQ         64+8*(b)(R8), AX; \
 	VPMADDWD     (AX)(R13*8), Y3, Y2; \
 	VEXTRACTI128 $1, Y2, X6; \
@@ -826,7 +841,12 @@ q6kRows4Loop:
 	MOVQ         32+8*(b)(R8), AX; \
 	VMULSS       (AX)(R13*1), X4, X6; \
 	VBROADCASTSS X6, X6; \
-	VFNMADD231PS X2, X6, ACCM; \
+	VFNMADD231PS X2, X6, ACCM
+
+// Q4K_MINS, and DB = the activation's d times the weights' d (in X5),
+// broadcast. Clobbers AX, X2, X6.
+#define Q4K_ACT(b, ACCM, DB) \
+	Q4K_MINS(b, ACCM); \
 	VMULSS       (AX)(R13*1), X5, X6; \
 	VBROADCASTSS X6, DB
 
@@ -843,10 +863,11 @@ q6kRows4Loop:
 	VPDPWSSD   Y9, Y12, Y26; \
 	VPDPWSSD   Y9, Y14, Y27
 
-// X0 = hsum8(ACC) + ((m0+m2)+(m1+m3)) of ACCM, stored at 4b(BX).
+// X0 = hsum8(ACC) + ((m0+m2)+(m1+m3)) of ACCM (a register or memory), stored
+// at 4b(BX). Clobbers Y15, X1, X2, X14.
 #define Q4K_RESULT(b, ACC, ACCM) \
 	HSUM8_OF(ACC); \
-	VMOVAPS   ACCM, X14; \
+	VMOVUPS   ACCM, X14; \
 	VMOVHLPS  X14, X14, X1; \
 	VADDPS    X1, X14, X1; \
 	VMOVSHDUP X1, X2; \
@@ -854,12 +875,15 @@ q6kRows4Loop:
 	VADDSS    X1, X0, X0; \
 	VMOVSS    X0, 4*(b)(BX)
 
-// Zeroes the index registers R12, R13 and the accumulators Y16…Y23, and sets
-// Y13 to bytes 0x0f.
+// Zeroes the index registers R12, R13 and sets Y13 to bytes 0x0f.
+#define ACTS4_K_INDEX \
+	XORQ R12, R12; \
+	XORQ R13, R13; \
+	BYTES(0x0f, Y13, X13)
+
+// ACTS4_K_INDEX, and the accumulators Y16…Y23 zeroed.
 #define ACTS4_K_INIT \
-	XORQ   R12, R12; \
-	XORQ   R13, R13; \
-	BYTES(0x0f, Y13, X13); \
+	ACTS4_K_INDEX; \
 	VPXORD Y16, Y16, Y16; \
 	VPXORD Y17, Y17, Y17; \
 	VPXORD Y18, Y18, Y18; \
@@ -885,10 +909,7 @@ q6kRows4Loop:
 	ACT(1, X21, Y29); \
 	ACT(2, X22, Y30); \
 	ACT(3, X23, Y31); \
-	ACT_QS(0, DI); \
-	ACT_QS(1, R9); \
-	ACT_QS(2, R10); \
-	ACT_QS(3, R11); \
+	ACTS4_QS; \
 	VPXORD Y24, Y24, Y24; \
 	VPXORD Y25, Y25, Y25; \
 	VPXORD Y26, Y26, Y26; \
@@ -942,9 +963,9 @@ q4kActs4Loop:
 	RET
 
 // For activation b of a Q5_K row: the minimum accumulator SUMMS -= its scaled
-// min sum (one float32, X4 = the weights' fp16 dmin as float32), and DB = its d
-// times the weights' d (in X5), broadcast. Clobbers AX, X2, X6.
-#define Q5K_ACT(b, SUMMS, DB) \
+// min sum (one float32, X4 = the weights' fp16 dmin as float32, Y3 the mins),
+// leaving AX = the pointer to its scales. Clobbers X2, X6.
+#define Q5K_MINS(b, SUMMS) \
 	MOVQ         64+8*(b)(R8), AX; \
 	VPMADDWD     (AX)(R13*8), Y3, Y2; \
 	VEXTRACTI128 $1, Y2, X6; \
@@ -956,7 +977,12 @@ q4kActs4Loop:
 	VCVTDQ2PS    X2, X2; \
 	MOVQ         32+8*(b)(R8), AX; \
 	VMULSS       (AX)(R13*1), X4, X6; \
-	VFNMADD231SS X2, X6, SUMMS; \
+	VFNMADD231SS X2, X6, SUMMS
+
+// Q5K_MINS, and DB = the activation's d times the weights' d (in X5),
+// broadcast. Clobbers AX, X2, X6.
+#define Q5K_ACT(b, SUMMS, DB) \
+	Q5K_MINS(b, SUMMS); \
 	VMULSS       (AX)(R13*1), X5, X6; \
 	VBROADCASTSS X6, DB
 
@@ -978,26 +1004,7 @@ TEXT ·dotQ5_KActs4AVX512(SB), NOSPLIT, $0-32
 q5kActs4Loop:
 	ACTS4_K_HEAD(Q5K_ACT)
 	VMOVDQU 16(SI), Y15
-	NIBBLES(48)
-	Q5K_HIGH4(VPSLLW, 4, Y7)
-	Q5K_HIGH4(VPSLLW, 3, Y8)
-	Q4K_RUN4(0, Y7)
-	Q4K_RUN4(1, Y8)
-	NIBBLES(80)
-	Q5K_HIGH4(VPSLLW, 2, Y7)
-	Q5K_HIGH4(VPSLLW, 1, Y8)
-	Q4K_RUN4(2, Y7)
-	Q4K_RUN4(3, Y8)
-	NIBBLES(112)
-	Q5K_HIGH4(VPSRLW, 0, Y7)
-	Q5K_HIGH4(VPSRLW, 1, Y8)
-	Q4K_RUN4(4, Y7)
-	Q4K_RUN4(5, Y8)
-	NIBBLES(144)
-	Q5K_HIGH4(VPSRLW, 2, Y7)
-	Q5K_HIGH4(VPSRLW, 3, Y8)
-	Q4K_RUN4(6, Y7)
-	Q4K_RUN4(7, Y8)
+	Q5K_RUNS(Q4K_RUN4, Q5K_HIGH4)
 	ACTS4_K_ACC
 	ADDQ        $176, SI
 	ADDQ        $32, R12
@@ -1095,10 +1102,7 @@ q6kActs4Loop:
 	MOVWLZX   208(SI), AX
 	VMOVD     AX, X5
 	VCVTPH2PS X5, X5
-	ACT_QS(0, DI)
-	ACT_QS(1, R9)
-	ACT_QS(2, R10)
-	ACT_QS(3, R11)
+	ACTS4_QS
 	VPXORD    Z24, Z24, Z24
 	VPXORD    Z25, Z25, Z25
 	VPXORD    Z26, Z26, Z26
@@ -1124,6 +1128,282 @@ q6kActs4Loop:
 	VMOVSS  X0, 8(BX)
 	HSUM8_OF(Y19)
 	VMOVSS  X0, 12(BX)
+	VZEROUPPER
+	RET
+
+// One Q4_K, Q5_K or Q6_K row with four activations (prefill), AVX2 tier. As
+// in the AVX-512 kernels above, the weights of a super-block are unpacked
+// once and each run's products with the four activations are summed in their
+// int32 lanes, Y3…Y6 for activations 0…3, each with the operations of the
+// one-activation kernel (dotQ4_KAVX2, dotQ5_KAVX2, dotQ6_KAVX2); the
+// activations are described by an actPtrs4 at R8, indexed by R12 and R13
+// (see ACT_QS). With sixteen registers, four of them int32 lanes and four
+// float32 accumulators, the scales of the activations are read when they are
+// used, Q4_K and Q5_K keep their minimum accumulators in the frame, and the
+// masks of the high bits of Q5_K and Q6_K are read from memory.
+
+// Y3+b += the lanes of the unsigned weight quants Q with the activation bytes
+// at A, times the scale words S (RUN_AVX2 for activation b). Clobbers P.
+#define K_RUN_ACT(Q, A, S, P, L) \
+	VPMADDUBSW A, Q, P; \
+	VPMADDWD   S, P, P; \
+	VPADDD     P, L, L
+
+// Run c of a Q4_K or Q5_K super-block (unsigned quants Q, scales Y1) for the
+// four activations (quants at DI, R9, R10, R11). Clobbers Y0, Y2, Y9.
+#define Q4K_RUN4_AVX2(c, Q) \
+	VPSHUFB scaleShuf<>+32*(c)(SB), Y1, Y9; \
+	K_RUN_ACT(Q, 32*(c)(DI), Y9, Y0, Y3); \
+	K_RUN_ACT(Q, 32*(c)(R9), Y9, Y2, Y4); \
+	K_RUN_ACT(Q, 32*(c)(R10), Y9, Y0, Y5); \
+	K_RUN_ACT(Q, 32*(c)(R11), Y9, Y2, Y6)
+
+// The quant pointers of the four activations for the current super-block
+// (DI, R9, R10, R11), and their int32 lanes Y3…Y6 zeroed.
+#define ACTS4_K_START_AVX2 \
+	ACTS4_QS; \
+	VPXOR Y3, Y3, Y3; \
+	VPXOR Y4, Y4, Y4; \
+	VPXOR Y5, Y5, Y5; \
+	VPXOR Y6, Y6, Y6
+
+// ACC = fma(d_b·d_w, float32(L), ACC) for activation b (ACC_LANES), with
+// X7 = the weights' fp16 d as float32. Clobbers AX, Y2.
+#define K_ACC_AVX2(b, L, ACC) \
+	MOVQ         32+8*(b)(R8), AX; \
+	VMULSS       (AX)(R13*1), X7, X2; \
+	VBROADCASTSS X2, Y2; \
+	VCVTDQ2PS    L, L; \
+	VFMADD231PS  L, Y2, ACC
+
+// The end of a super-block: X7 = the weights' fp16 d at off(SI), the lanes
+// Y3…Y6 accumulated into A0…A3, and the pointers advanced by blockBytes (SI)
+// and one super-block (R12, R13).
+#define ACTS4_K_END_AVX2(off, A0, A1, A2, A3, blockBytes) \
+	MOVWLZX   off(SI), AX; \
+	VMOVD     AX, X7; \
+	VCVTPH2PS X7, X7; \
+	K_ACC_AVX2(0, Y3, A0); \
+	K_ACC_AVX2(1, Y4, A1); \
+	K_ACC_AVX2(2, Y5, A2); \
+	K_ACC_AVX2(3, Y6, A3); \
+	ADDQ $blockBytes, SI; \
+	ADDQ $32, R12; \
+	ADDQ $4, R13
+
+// The float32 lanes of the four activations of Q4_K and Q5_K, Y10, Y11, Y12
+// and Y14, zeroed.
+#define ACTS4_K_ZERO_AVX2 \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11; \
+	VXORPS Y12, Y12, Y12; \
+	VXORPS Y14, Y14, Y14
+
+// The start of a Q4_K or Q5_K super-block for four activations: the scales
+// and mins unpacked (Y1, Y3), X4 = the weights' fp16 dmin as float32, and the
+// minimums of each activation accumulated by MINS (Q4K_MINS_FRAME or
+// Q5K_MINS_FRAME).
+#define ACTS4_K_MINS_AVX2(MINS) \
+	K4_UNPACK(AX, BX, DX, DI, R9, R10); \
+	MOVWLZX   2(SI), AX; \
+	VMOVD     AX, X4; \
+	VCVTPH2PS X4, X4; \
+	MINS(0); \
+	MINS(1); \
+	MINS(2); \
+	MINS(3)
+
+// Q4K_MINS for activation b with its accumulators in the frame at 16b(SP).
+// Clobbers AX, X0, X2, X6.
+#define Q4K_MINS_FRAME(b) \
+	VMOVUPS 16*(b)(SP), X0; \
+	Q4K_MINS(b, X0); \
+	VMOVUPS X0, 16*(b)(SP)
+
+// func dotQ4_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+//
+// The float32 lanes of activations 0…3 are in Y10, Y11, Y12, Y14, the four
+// minimum accumulators of activation b at 16b(SP).
+TEXT ·dotQ4_KActs4AVX2(SB), NOSPLIT, $64-32
+	MOVQ   w+0(FP), SI
+	MOVQ   p+8(FP), R8
+	MOVQ   nb+16(FP), CX
+	ACTS4_K_INDEX
+	ACTS4_K_ZERO_AVX2
+	VMOVUPS Y10, (SP)
+	VMOVUPS Y10, 32(SP)
+
+q4kActs4AVX2Loop:
+	ACTS4_K_MINS_AVX2(Q4K_MINS_FRAME)
+	ACTS4_K_START_AVX2
+	NIBBLES(16)
+	Q4K_RUN4_AVX2(0, Y7)
+	Q4K_RUN4_AVX2(1, Y8)
+	NIBBLES(48)
+	Q4K_RUN4_AVX2(2, Y7)
+	Q4K_RUN4_AVX2(3, Y8)
+	NIBBLES(80)
+	Q4K_RUN4_AVX2(4, Y7)
+	Q4K_RUN4_AVX2(5, Y8)
+	NIBBLES(112)
+	Q4K_RUN4_AVX2(6, Y7)
+	Q4K_RUN4_AVX2(7, Y8)
+	ACTS4_K_END_AVX2(0, Y10, Y11, Y12, Y14, 144)
+	DECQ CX
+	JNZ  q4kActs4AVX2Loop
+
+	// Activation 3 first: Q4K_RESULT clobbers X14.
+	MOVQ out+24(FP), BX
+	Q4K_RESULT(3, Y14, 48(SP))
+	Q4K_RESULT(0, Y10, (SP))
+	Q4K_RESULT(1, Y11, 16(SP))
+	Q4K_RESULT(2, Y12, 32(SP))
+	VZEROUPPER
+	RET
+
+// bytes10<> is 32 bytes 0x10, the fifth bit of the Q5_K quants
+// (Q5K_HIGH4_AVX2), which the four-activation kernel has no register left to
+// hold.
+DATA bytes10<>+0(SB)/8, $0x1010101010101010
+DATA bytes10<>+8(SB)/8, $0x1010101010101010
+DATA bytes10<>+16(SB)/8, $0x1010101010101010
+DATA bytes10<>+24(SB)/8, $0x1010101010101010
+GLOBL bytes10<>(SB), RODATA|NOPTR, $32
+
+// Q5K_HIGH for the AVX2 four-activation kernel: the high bits in Y15.
+// Clobbers Y9.
+#define Q5K_HIGH4_AVX2(SHIFT, n, dst) \
+	SHIFT $n, Y15, Y9; \
+	VPAND bytes10<>(SB), Y9, Y9; \
+	VPOR  Y9, dst, dst
+
+// Q5K_MINS for activation b with its accumulator in the frame at 4b(SP).
+// Clobbers AX, X0, X2, X6.
+#define Q5K_MINS_FRAME(b) \
+	VMOVSS 4*(b)(SP), X0; \
+	Q5K_MINS(b, X0); \
+	VMOVSS X0, 4*(b)(SP)
+
+// X0 = hsum8(ACC) + the minimum sum at 4b(SP), stored at 4b(BX). Clobbers
+// Y15, X1.
+#define Q5K_RESULT_AVX2(b, ACC) \
+	HSUM8_OF(ACC); \
+	VADDSS 4*(b)(SP), X0, X0; \
+	VMOVSS X0, 4*(b)(BX)
+
+// func dotQ5_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+//
+// The float32 lanes of activations 0…3 are in Y10, Y11, Y12, Y14, the
+// minimum accumulator of activation b at 4b(SP); Y15 holds the high bits.
+TEXT ·dotQ5_KActs4AVX2(SB), NOSPLIT, $16-32
+	MOVQ   w+0(FP), SI
+	MOVQ   p+8(FP), R8
+	MOVQ   nb+16(FP), CX
+	ACTS4_K_INDEX
+	ACTS4_K_ZERO_AVX2
+	VMOVUPS X10, (SP)
+
+q5kActs4AVX2Loop:
+	ACTS4_K_MINS_AVX2(Q5K_MINS_FRAME)
+	ACTS4_K_START_AVX2
+	VMOVDQU 16(SI), Y15
+	Q5K_RUNS(Q4K_RUN4_AVX2, Q5K_HIGH4_AVX2)
+	ACTS4_K_END_AVX2(0, Y10, Y11, Y12, Y14, 176)
+	DECQ CX
+	JNZ  q5kActs4AVX2Loop
+
+	MOVQ out+24(FP), BX
+	Q5K_RESULT_AVX2(0, Y10)
+	Q5K_RESULT_AVX2(1, Y11)
+	Q5K_RESULT_AVX2(2, Y12)
+	Q5K_RESULT_AVX2(3, Y14)
+	VZEROUPPER
+	RET
+
+// bytes30<> is 32 bytes 0x30, the mask of the Q6_K high bits (Q6K_HIGH),
+// which the four-activation kernel has no register left to hold.
+DATA bytes30<>+0(SB)/8, $0x3030303030303030
+DATA bytes30<>+8(SB)/8, $0x3030303030303030
+DATA bytes30<>+16(SB)/8, $0x3030303030303030
+DATA bytes30<>+24(SB)/8, $0x3030303030303030
+GLOBL bytes30<>(SB), RODATA|NOPTR, $32
+
+// Y3+b += the lanes of the Q6_K quants Q (Y7) with the activation bytes at A:
+// Σ q·y − Σ 32·y (Y12 = bytes 0x20) times the scale words S (Q6K_RUN_AVX2
+// for activation b). Clobbers Y0, Y2.
+#define Q6K_RUN_ACT(A, S, L) \
+	VMOVDQU    A, Y2; \
+	VPMADDUBSW Y2, Y7, Y0; \
+	VPMADDUBSW Y2, Y12, Y2; \
+	VPSUBW     Y2, Y0, Y0; \
+	VPMADDWD   S, Y0, Y0; \
+	VPADDD     Y0, L, L
+
+// Run c of a Q6_K super-block for the four activations (quants at DI, R9,
+// R10, R11). Clobbers Y0, Y2, Y10.
+#define Q6K_RUN4_AVX2(c) \
+	VPSHUFB scaleShuf<>+32*(c)(SB), Y1, Y10; \
+	Q6K_RUN_ACT(32*(c)(DI), Y10, Y3); \
+	Q6K_RUN_ACT(32*(c)(R9), Y10, Y4); \
+	Q6K_RUN_ACT(32*(c)(R10), Y10, Y5); \
+	Q6K_RUN_ACT(32*(c)(R11), Y10, Y6)
+
+// The four runs of half h for the four activations, as Q6K_HALF, the low
+// bits read from memory for each run (no registers to keep them).
+#define Q6K_HALF4_AVX2(h) \
+	VMOVDQU 128+32*(h)(SI), Y9; \
+	VPAND   64*(h)(SI), Y13, Y7; \
+	Q6K_HIGH(VPSLLW, 4, bytes30<>(SB)); \
+	Q6K_RUN4_AVX2(4*(h)); \
+	VPAND   64*(h)+32(SI), Y13, Y7; \
+	Q6K_HIGH(VPSLLW, 2, bytes30<>(SB)); \
+	Q6K_RUN4_AVX2(4*(h)+1); \
+	VMOVDQU 64*(h)(SI), Y7; \
+	VPSRLW  $4, Y7, Y7; \
+	VPAND   Y13, Y7, Y7; \
+	Q6K_HIGH(VPSRLW, 0, bytes30<>(SB)); \
+	Q6K_RUN4_AVX2(4*(h)+2); \
+	VMOVDQU 64*(h)+32(SI), Y7; \
+	VPSRLW  $4, Y7, Y7; \
+	VPAND   Y13, Y7, Y7; \
+	Q6K_HIGH(VPSRLW, 2, bytes30<>(SB)); \
+	Q6K_RUN4_AVX2(4*(h)+3)
+
+// func dotQ6_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+//
+// The float32 lanes of activations 0…3 are in Y15, Y14, Y11, Y8.
+TEXT ·dotQ6_KActs4AVX2(SB), NOSPLIT, $0-32
+	MOVQ   w+0(FP), SI
+	MOVQ   p+8(FP), R8
+	MOVQ   nb+16(FP), CX
+	ACTS4_K_INDEX
+	BYTES(0x20, Y12, X12)
+	VXORPS Y15, Y15, Y15
+	VXORPS Y14, Y14, Y14
+	VXORPS Y11, Y11, Y11
+	VXORPS Y8, Y8, Y8
+
+q6kActs4AVX2Loop:
+	VMOVDQU   192(SI), X1
+	VPSHUFB   evenOdd<>(SB), X1, X1
+	VPMOVSXBW X1, Y1
+	ACTS4_K_START_AVX2
+	Q6K_HALF4_AVX2(0)
+	Q6K_HALF4_AVX2(1)
+	ACTS4_K_END_AVX2(208, Y15, Y14, Y11, Y8, 210)
+	DECQ CX
+	JNZ  q6kActs4AVX2Loop
+
+	// Y15 first: HSUM8_OF clobbers it.
+	MOVQ   out+24(FP), BX
+	HSUM8_OF(Y15)
+	VMOVSS X0, (BX)
+	HSUM8_OF(Y14)
+	VMOVSS X0, 4(BX)
+	HSUM8_OF(Y11)
+	VMOVSS X0, 8(BX)
+	HSUM8_OF(Y8)
+	VMOVSS X0, 12(BX)
 	VZEROUPPER
 	RET
 

@@ -37,24 +37,33 @@
 	VCVTDQ2PS    lanes, lanes; \
 	VFMADD231PS  lanes, Y0, Y15
 
-// lanes = the eight sums of four products of the signed weight bytes in Y1 and
-// the activation bytes at yoff(DI) (lane t: bytes 4t…4t+3), with the sign trick:
-// |w| times y with the sign of w, which is exact because y is never -128.
-// Clobbers Y2, Y3.
-#define SIGNED_LANES_AVX2(yoff, lanes) \
-	VMOVDQU    yoff(DI), Y3; \
-	VPSIGNB    Y1, Y1, Y2; \
+// L = the eight sums of four products of the signed weight bytes in Y1 (their
+// magnitudes in Y2) and the activation bytes at Q (lane t: bytes 4t…4t+3),
+// with the sign trick: |w| times y with the sign of w, which is exact because
+// y is never -128. VPMADDUBSW, then VPMADDWD by the int16 ones in Y14 (AVX2),
+// or VPDPBUSD (VNNI). The kernels of several activations prepare Y1, Y2 once
+// for all of them. Clobbers Y3.
+#define ACT_LANES_AVX2(Q, L) \
+	VMOVDQU    Q, Y3; \
 	VPSIGNB    Y1, Y3, Y3; \
 	VPMADDUBSW Y3, Y2, Y3; \
-	VPMADDWD   Y14, Y3, lanes
+	VPMADDWD   Y14, Y3, L
 
-// The same with VPDPBUSD.
-#define SIGNED_LANES_VNNI(yoff, lanes) \
-	VMOVDQU  yoff(DI), Y3; \
-	VPSIGNB  Y1, Y1, Y2; \
+#define ACT_LANES_VNNI(Q, L) \
+	VMOVDQU  Q, Y3; \
 	VPSIGNB  Y1, Y3, Y3; \
-	VPXOR    lanes, lanes, lanes; \
-	VPDPBUSD Y3, Y2, lanes
+	VPXOR    L, L, L; \
+	VPDPBUSD Y3, Y2, L
+
+// lanes = ACT_LANES of the weights in Y1 with the activation bytes at
+// yoff(DI). Clobbers Y2, Y3.
+#define SIGNED_LANES_AVX2(yoff, lanes) \
+	VPSIGNB Y1, Y1, Y2; \
+	ACT_LANES_AVX2(yoff(DI), lanes)
+
+#define SIGNED_LANES_VNNI(yoff, lanes) \
+	VPSIGNB Y1, Y1, Y2; \
+	ACT_LANES_VNNI(yoff(DI), lanes)
 
 // The loop over the blocks of a lane kernel: QUANTS sets Y1 to the signed
 // weight quants of the block at SI, LANES forms their lanes with the
@@ -360,8 +369,8 @@ qq80Zero:
 	VZEROUPPER
 	RET
 
-// One Q4_0 row with four activations (prefill), AVX512-VNNI tier. The four
-// chains of fused multiply-adds are independent, so they run in the four lanes
+// One Q4_0 row with four activations (prefill), AVX2 and AVX512-VNNI tiers.
+// The four chains of fused multiply-adds are independent, so they run in the four lanes
 // of X15, each with exactly the operations of dotQ4_0Generic; the block sums of
 // the four products are reduced together (REDUCE4).
 
@@ -375,12 +384,34 @@ qq80Zero:
 	VPSUBB      Y12, Y1, Y1; \
 	VPSIGNB     Y1, Y1, Y2
 
-// L = the lanes of the weights in Y1, Y2 times the activation bytes in Y.
-// Clobbers Y3.
-#define Q4_0_PAIR(Y, L) \
-	VPSIGNB  Y1, Y, Y3; \
-	VPXOR    L, L, L; \
-	VPDPBUSD Y3, Y2, L
+// The loop of the Q4_0 kernels of four activations (pointers and constants
+// loaded by ACTS4_INIT and Q4_0_CONSTS): per block the weights are unpacked
+// once, their lanes with each activation formed by LANES (ACT_LANES_AVX2 or
+// ACT_LANES_VNNI) and reduced to the four block sums, and lane b of X15 takes
+// fma(float32(sumi_b), d_w·d_b, acc_b), dotQ4_0Generic's step.
+#define Q4_0_ACTS4_LOOP(LANES, loop) \
+loop: \
+	Q4_0_WEIGHTS(2(SI)); \
+	LANES((DI)(R8*8), Y4); \
+	LANES((R9)(R8*8), Y5); \
+	LANES((R10)(R8*8), Y6); \
+	LANES((R11)(R8*8), Y7); \
+	REDUCE4; \
+	VCVTDQ2PS    X4, X4; \
+	VMOVSS       (DX)(R8*1), X6; \
+	VINSERTPS    $0x10, (BX)(R8*1), X6, X6; \
+	VINSERTPS    $0x20, (R12)(R8*1), X6, X6; \
+	VINSERTPS    $0x30, (R13)(R8*1), X6, X6; \
+	MOVWLZX      (SI), AX; \
+	VMOVD        AX, X5; \
+	VCVTPH2PS    X5, X5; \
+	VBROADCASTSS X5, X5; \
+	VMULPS       X6, X5, X5; \
+	VFMADD231PS  X4, X5, X15; \
+	ADDQ         $18, SI; \
+	ADDQ         $4, R8; \
+	DECQ         CX; \
+	JNZ          loop
 
 // Four or eight rows with one activation (decode), 512-bit tier. The rows'
 // blocks share registers, a 128-bit or 256-bit lane each, so that every
@@ -763,89 +794,15 @@ q80rows4Loop:
 	VZEROUPPER
 	RET
 
-// func dotQ4_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
-//
-// p holds the quants of the four activations at 0…24 and their scales at
-// 32…56; R8 = 4i indexes them for block i (quants (q)(R8*8), scales (d)(R8*1)).
-TEXT ·dotQ4_0Acts4AVX512(SB), NOSPLIT, $0-32
-	MOVQ w+0(FP), SI
-	MOVQ p+8(FP), AX
-	MOVQ nb+16(FP), CX
-	MOVQ 0(AX), DI
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ 32(AX), DX
-	MOVQ 40(AX), BX
-	MOVQ 48(AX), R12
-	MOVQ 56(AX), R13
-	XORQ R8, R8
-	Q4_0_CONSTS
-	VXORPS X15, X15, X15
-
-q40acts4Loop:
-	Q4_0_WEIGHTS(2(SI))
-	VMOVDQU (DI)(R8*8), Y10
-	Q4_0_PAIR(Y10, Y4)
-	VMOVDQU (R9)(R8*8), Y10
-	Q4_0_PAIR(Y10, Y5)
-	VMOVDQU (R10)(R8*8), Y10
-	Q4_0_PAIR(Y10, Y6)
-	VMOVDQU (R11)(R8*8), Y10
-	Q4_0_PAIR(Y10, Y7)
-	REDUCE4
-	VCVTDQ2PS    X4, X4
-	VMOVSS       (DX)(R8*1), X6
-	VINSERTPS    $0x10, (BX)(R8*1), X6, X6
-	VINSERTPS    $0x20, (R12)(R8*1), X6, X6
-	VINSERTPS    $0x30, (R13)(R8*1), X6, X6
-	MOVWLZX      (SI), AX
-	VMOVD        AX, X5
-	VCVTPH2PS    X5, X5
-	VBROADCASTSS X5, X5
-	VMULPS       X6, X5, X5
-	VFMADD231PS  X4, X5, X15
-	ADDQ         $18, SI
-	ADDQ         $4, R8
-	DECQ         CX
-	JNZ          q40acts4Loop
-
-	MOVQ    out+24(FP), AX
-	VMOVUPS X15, (AX)
-	VZEROUPPER
-	RET
-
-// One Q8_0 or Q5_0 row with four activations (prefill), AVX512-VNNI tier: the
-// weight quants of a block are prepared once (Y1 signed, Y2 magnitudes) and
-// their lanes with each activation accumulated in Y4…Y7 (acc of activation
-// 0…3), each exactly as in the one-activation kernel. The activations are
-// given as for dotQ4_0Acts4AVX512.
-
-// ACC += d·float32(lanes of the weights with the activation bytes at Q),
-// d = X0 (the weights' fp16 scale as float32) × the activation's scale at D.
-// Clobbers Y3, Y8, X9.
-#define LANES_ACT(Q, D, ACC) \
-	VMOVDQU      Q, Y3; \
-	VPSIGNB      Y1, Y3, Y3; \
-	VPXOR        Y8, Y8, Y8; \
-	VPDPBUSD     Y3, Y2, Y8; \
-	VCVTDQ2PS    Y8, Y8; \
-	VMULSS       D, X0, X9; \
-	VBROADCASTSS X9, Y9; \
-	VFMADD231PS  Y8, Y9, ACC
-
-// The four activations of a block, then the pointers advanced.
-#define LANES_ACTS4(blockBytes) \
-	MOVWLZX   (SI), AX; \
-	VMOVD     AX, X0; \
-	VCVTPH2PS X0, X0; \
-	LANES_ACT((DI)(R8*8), (DX)(R8*1), Y4); \
-	LANES_ACT((R9)(R8*8), (BX)(R8*1), Y5); \
-	LANES_ACT((R10)(R8*8), (R12)(R8*1), Y6); \
-	LANES_ACT((R11)(R8*8), (R13)(R8*1), Y7); \
-	ADDQ $blockBytes, SI; \
-	ADDQ $4, R8; \
-	DECQ CX
+// The loop of the Q8_0 and Q5_0 kernels of four activations: QUANTS sets Y1
+// to the signed weight quants of the block at SI (as in the one-activation
+// kernels), then LANES_ACTS4 with LANES.
+#define ACTS4_LOOP(QUANTS, LANES, blockBytes, loop) \
+loop: \
+	QUANTS; \
+	VPSIGNB Y1, Y1, Y2; \
+	LANES_ACTS4(LANES, blockBytes); \
+	JNZ     loop
 
 // Loads the activation pointers of p (at AX) for the …Acts4 kernels, and
 // zeroes the accumulators Y4…Y7 and the index R8.
@@ -863,6 +820,66 @@ q40acts4Loop:
 	VXORPS Y5, Y5, Y5; \
 	VXORPS Y6, Y6, Y6; \
 	VXORPS Y7, Y7, Y7
+
+// func dotQ4_0Acts4AVX512(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+//
+// p holds the quants of the four activations at 0…24 and their scales at
+// 32…56; R8 = 4i indexes them for block i (quants (q)(R8*8), scales (d)(R8*1)).
+TEXT ·dotQ4_0Acts4AVX512(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), AX
+	MOVQ nb+16(FP), CX
+	ACTS4_INIT
+	Q4_0_CONSTS
+	Q4_0_ACTS4_LOOP(ACT_LANES_VNNI, q40acts4Loop)
+	MOVQ    out+24(FP), AX
+	VMOVUPS X15, (AX)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+//
+// dotQ4_0Acts4AVX512 with AVX2: VPMADDUBSW and VPMADDWD for VPDPBUSD.
+TEXT ·dotQ4_0Acts4AVX2(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), AX
+	MOVQ nb+16(FP), CX
+	ACTS4_INIT
+	Q4_0_CONSTS
+	Q4_0_ACTS4_LOOP(ACT_LANES_AVX2, q40acts4AVX2Loop)
+	MOVQ    out+24(FP), AX
+	VMOVUPS X15, (AX)
+	VZEROUPPER
+	RET
+
+// One Q8_0 or Q5_0 row with four activations (prefill), AVX2 and AVX512-VNNI
+// tiers: the weight quants of a block are prepared once (Y1 signed, Y2
+// magnitudes) and their lanes with each activation accumulated in Y4…Y7 (acc
+// of activation 0…3), each exactly as in the one-activation kernel. The
+// activations are given as for dotQ4_0Acts4AVX512.
+
+// ACC += d·float32(LANES of the weights with the activation bytes at Q),
+// d = X0 (the weights' fp16 scale as float32) × the activation's scale at D.
+// Clobbers Y3, Y8, X9.
+#define LANES_ACT(LANES, Q, D, ACC) \
+	LANES(Q, Y8); \
+	VCVTDQ2PS    Y8, Y8; \
+	VMULSS       D, X0, X9; \
+	VBROADCASTSS X9, Y9; \
+	VFMADD231PS  Y8, Y9, ACC
+
+// The four activations of a block, then the pointers advanced.
+#define LANES_ACTS4(LANES, blockBytes) \
+	MOVWLZX   (SI), AX; \
+	VMOVD     AX, X0; \
+	VCVTPH2PS X0, X0; \
+	LANES_ACT(LANES, (DI)(R8*8), (DX)(R8*1), Y4); \
+	LANES_ACT(LANES, (R9)(R8*8), (BX)(R8*1), Y5); \
+	LANES_ACT(LANES, (R10)(R8*8), (R12)(R8*1), Y6); \
+	LANES_ACT(LANES, (R11)(R8*8), (R13)(R8*1), Y7); \
+	ADDQ $blockBytes, SI; \
+	ADDQ $4, R8; \
+	DECQ CX
 
 // Stores hsum8 of Y4…Y7 at out[0…3] (AX = out). Clobbers Y15, X0, X1.
 #define ACTS4_RESULTS \
@@ -885,13 +902,7 @@ TEXT ·dotQ8_0Acts4AVX512(SB), NOSPLIT, $0-32
 	MOVQ p+8(FP), AX
 	MOVQ nb+16(FP), CX
 	ACTS4_INIT
-
-q80acts4Loop:
-	VMOVDQU 2(SI), Y1
-	VPSIGNB Y1, Y1, Y2
-	LANES_ACTS4(34)
-	JNZ     q80acts4Loop
-
+	ACTS4_LOOP(Q8_0_QUANTS, ACT_LANES_VNNI, 34, q80acts4Loop)
 	MOVQ out+24(FP), AX
 	ACTS4_RESULTS
 	VZEROUPPER
@@ -905,19 +916,34 @@ TEXT ·dotQ5_0Acts4AVX512(SB), NOSPLIT, $0-32
 	ACTS4_INIT
 	LEGACY_CONSTS
 	DWORDS(0x10101010, Y10, X10)
+	ACTS4_LOOP(Q5_0_QUANTS_VNNI, ACT_LANES_VNNI, 22, q50acts4Loop)
+	MOVQ out+24(FP), AX
+	ACTS4_RESULTS
+	VZEROUPPER
+	RET
 
-q50acts4Loop:
-	KMOVD       2(SI), K1
-	KNOTD       K1, K1
-	VMOVDQU     6(SI), X1
-	VPSRLW      $4, X1, X3
-	VINSERTI128 $1, X3, Y1, Y1
-	VPAND       Y13, Y1, Y1
-	VPSUBB      Y10, Y1, K1, Y1
-	VPSIGNB     Y1, Y1, Y2
-	LANES_ACTS4(22)
-	JNZ         q50acts4Loop
+// func dotQ8_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ8_0Acts4AVX2(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), AX
+	MOVQ nb+16(FP), CX
+	ACTS4_INIT
+	LEGACY_CONSTS
+	ACTS4_LOOP(Q8_0_QUANTS, ACT_LANES_AVX2, 34, q80acts4AVX2Loop)
+	MOVQ out+24(FP), AX
+	ACTS4_RESULTS
+	VZEROUPPER
+	RET
 
+// func dotQ5_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+TEXT ·dotQ5_0Acts4AVX2(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ p+8(FP), AX
+	MOVQ nb+16(FP), CX
+	ACTS4_INIT
+	LEGACY_CONSTS
+	Q5_0_CONSTS
+	ACTS4_LOOP(Q5_0_QUANTS_AVX2, ACT_LANES_AVX2, 22, q50acts4AVX2Loop)
 	MOVQ out+24(FP), AX
 	ACTS4_RESULTS
 	VZEROUPPER

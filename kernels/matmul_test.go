@@ -94,27 +94,31 @@ func TestMatMulNoAlloc(t *testing.T) {
 }
 
 // BenchmarkMatMul compares one batch product with the same work done as
-// matrix-vector products, one activation at a time.
+// matrix-vector products, one activation at a time, for the weight types of
+// Q4_K_M (Q4_K, Q6_K, and Q5_0 where rows are not a multiple of 256) and of
+// Q8_0 and Q4_0 models.
 func BenchmarkMatMul(b *testing.B) {
 	const rows, n, batch = 2048, 2048, 32
 	r := rand.New(rand.NewPCG(5, 6))
-	w, rowBytes := randomMatrix(r, Q4_K, rows, n)
-	acts := randomActivations(r, Q8_K, batch, n)
-	out := make([]float32, batch*rows)
 	p := NewPool(1)
 	defer p.Close()
-	b.Run("matmul", func(b *testing.B) {
-		var job MatMulJob
-		for b.Loop() {
-			p.MatMul(&job, Q4_K, w, rowBytes, acts, out)
-		}
-	})
-	b.Run("matvec", func(b *testing.B) {
-		var job MatVecJob
-		for b.Loop() {
-			for i := range acts {
-				p.MatVec(&job, Q4_K, w, rowBytes, &acts[i], out[i*rows:(i+1)*rows])
+	for _, typ := range []Type{Q4_K, Q6_K, Q8_0, Q4_0, Q5_0, Q5_K} {
+		w, rowBytes := randomMatrix(r, typ, rows, n)
+		acts := randomActivations(r, typ.ActivationKind(), batch, n)
+		out := make([]float32, batch*rows)
+		b.Run(typ.String()+"/matmul", func(b *testing.B) {
+			var job MatMulJob
+			for b.Loop() {
+				p.MatMul(&job, typ, w, rowBytes, acts, out)
 			}
-		}
-	})
+		})
+		b.Run(typ.String()+"/matvec", func(b *testing.B) {
+			var job MatVecJob
+			for b.Loop() {
+				for i := range acts {
+					p.MatVec(&job, typ, w, rowBytes, &acts[i], out[i*rows:(i+1)*rows])
+				}
+			}
+		})
+	}
 }

@@ -656,13 +656,16 @@ func TestTwinDotRowActs(t *testing.T) {
 		r := rand.New(rand.NewPCG(15, 16))
 		for _, tw := range weightDotTwins {
 			unit := tw.typ.BlockSize()
-			for i, n := range []int{unit, 3 * unit, 8 * unit, 4096} {
+			for i, n := range []int{unit, 2 * unit, 3 * unit, 5 * unit, 8 * unit, 4096} {
 				n = max(n, unit)
 				w := twinWeights(r, tw.typ, n, twinScaleStyles[i%len(twinScaleStyles)])
 				for m := 1; m <= 6; m++ {
+					// Each activation's slices at offsets of their own, so
+					// that the kernels of four activations see them apart.
 					acts := make([]Activation, m)
 					for b := range acts {
-						acts[b] = *twinActivation(r, tw.typ, n, twinActivationStyles[(b+i)%len(twinActivationStyles)])
+						a := twinActivation(r, tw.typ, n, twinActivationStyles[(b+i)%len(twinActivationStyles)])
+						acts[b] = *shifted(a, 5*b+i+m)
 					}
 					const stride = 3
 					out := make([]float32, m*stride)
