@@ -20,7 +20,7 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
 	reps := fs.Int("r", 3, "repetitions of each test")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	bwMiB := fs.Int64("bw-mib", 0, "buffer of the bandwidth measurement in MiB (default: 4× the largest cache, 64…1024; -1: skip)")
+	bwMiB := fs.Int64("bw-mib", 0, "measure the bandwidth on a buffer of this many MiB (default: the model's tensor data when they are at least 512 MiB, else a buffer that large; -1: skip)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
