@@ -15,12 +15,15 @@ import (
 //
 // Decoding a token reads every weight once, so the speed of a memory-bound
 // decoder is at most the memory read bandwidth divided by the bytes of
-// weights. ReadBandwidth measures that bandwidth the way the decoder reads:
+// weights. A BandwidthProbe measures that bandwidth the way the decoder reads:
 // the pool's threads each stream through their own contiguous part of the
 // bytes, and the bytes are far more than the caches hold, so that what one
-// pass reads has left the caches before the next pass reads it again.
+// pass reads has left the caches before the next pass reads it again. The
+// bandwidth a machine shares with others (a virtual machine's host) varies
+// from one second to the next, so the passes can be spread over the period
+// that the decoder was measured in, between its runs, and their median taken.
 
-// Bandwidth is the result of ReadBandwidth: the read rates, in bytes per
+// Bandwidth is the result of a BandwidthProbe: the read rates, in bytes per
 // second, of passes over the same bytes. The median is the figure to use; the
 // spread between the slowest and fastest pass shows how steady the machine
 // was while it measured.
@@ -33,32 +36,46 @@ type Bandwidth struct {
 	Passes  int     // timed passes
 }
 
-// ReadBandwidth reads data passes times (at least once) with all of p's
-// threads, each thread summing a contiguous part, after one untimed pass that
-// brings in any page not yet resident, and reports the rates of the timed
-// passes. data is read as whole 8-byte words from its first 8-byte boundary
-// on; the bytes before it and a tail shorter than a word are not read or
-// counted.
-func ReadBandwidth(p *Pool, data []byte, passes int) Bandwidth {
-	words := alignedWords(data)
-	job := &readJob{buf: words}
-	p.Run(len(words), readGrain, job)
-	rates := make([]float64, max(passes, 1))
-	n := int64(8 * len(words))
-	for i := range rates {
+// BandwidthProbe reads the same bytes in timed passes and collects the rates.
+type BandwidthProbe struct {
+	pool  *Pool
+	job   readJob
+	rates []float64
+}
+
+// NewBandwidthProbe returns a probe that reads data with all of p's threads,
+// each thread summing a contiguous part, and makes one untimed pass over data
+// to bring in any page not yet resident. data is read as whole 8-byte words
+// from its first 8-byte boundary on; the bytes before it and a tail shorter
+// than a word are not read or counted.
+func NewBandwidthProbe(p *Pool, data []byte) *BandwidthProbe {
+	b := &BandwidthProbe{pool: p, job: readJob{buf: alignedWords(data)}}
+	p.Run(len(b.job.buf), readGrain, &b.job)
+	return b
+}
+
+// Read makes timed passes until d has passed since it began, at least one.
+func (b *BandwidthProbe) Read(d time.Duration) {
+	n := float64(8 * len(b.job.buf))
+	for begin := time.Now(); ; {
 		start := time.Now()
-		p.Run(len(words), readGrain, job)
-		rates[i] = float64(n) / time.Since(start).Seconds()
+		b.pool.Run(len(b.job.buf), readGrain, &b.job)
+		b.rates = append(b.rates, n/time.Since(start).Seconds())
+		if time.Since(begin) >= d {
+			return
+		}
 	}
-	slices.Sort(rates)
-	return Bandwidth{
-		Min:     rates[0],
-		Median:  median(rates),
-		Max:     rates[len(rates)-1],
-		Bytes:   n,
-		Threads: p.Threads(),
-		Passes:  len(rates),
+}
+
+// Result summarises the passes made so far (all rates 0 before the first).
+func (b *BandwidthProbe) Result() Bandwidth {
+	r := Bandwidth{Bytes: int64(8 * len(b.job.buf)), Threads: b.pool.Threads(), Passes: len(b.rates)}
+	if len(b.rates) == 0 {
+		return r
 	}
+	sorted := slices.Sorted(slices.Values(b.rates))
+	r.Min, r.Median, r.Max = sorted[0], median(sorted), sorted[len(sorted)-1]
+	return r
 }
 
 // median returns the median of sorted, which is not empty.
@@ -84,7 +101,7 @@ func alignedWords(b []byte) []uint64 {
 }
 
 // NewBandwidthBuffer allocates a buffer of size bytes (rounded down to whole
-// 8-byte words) for ReadBandwidth and writes every word of it with p's
+// 8-byte words) for a BandwidthProbe and writes every word of it with p's
 // threads, so that each page is backed by memory of its own: pages never
 // written would all read the same shared page of zeros, from the cache.
 func NewBandwidthBuffer(p *Pool, size int64) []byte {

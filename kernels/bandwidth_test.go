@@ -33,14 +33,25 @@ func TestSumWordsReadsEverything(t *testing.T) {
 	}
 }
 
-func TestReadBandwidth(t *testing.T) {
+func TestBandwidthProbe(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
 	buf := NewBandwidthBuffer(p, 16<<20)
 	if len(buf) != 16<<20 || buf[0] == 0 || buf[len(buf)-1] == 0 {
 		t.Fatalf("buffer of %d bytes, first %d, last %d: want 16 MiB, all written", len(buf), buf[0], buf[len(buf)-1])
 	}
-	bw := ReadBandwidth(p, buf, 5)
+	probe := NewBandwidthProbe(p, buf)
+	if bw := probe.Result(); bw.Passes != 0 || bw.Median != 0 || bw.Bytes != 16<<20 {
+		t.Fatalf("before any pass: %+v", bw)
+	}
+	probe.Read(0)
+	if bw := probe.Result(); bw.Passes != 1 || bw.Min != bw.Max || bw.Median != bw.Min {
+		t.Fatalf("one pass: %+v", bw)
+	}
+	for range 4 {
+		probe.Read(0)
+	}
+	bw := probe.Result()
 	if bw.Bytes != 16<<20 || bw.Threads != 2 || bw.Passes != 5 {
 		t.Fatalf("measured %+v, want 16 MiB, 2 threads, 5 passes", bw)
 	}
@@ -50,9 +61,6 @@ func TestReadBandwidth(t *testing.T) {
 	// Any machine this runs on reads more than 100 MB/s and less than 10 TB/s.
 	if !(bw.Min > 1e8 && bw.Max < 1e13) {
 		t.Fatalf("bandwidth %.3g…%.3g B/s is implausible", bw.Min, bw.Max)
-	}
-	if bw := ReadBandwidth(p, buf, 0); bw.Passes != 1 || bw.Min != bw.Max || bw.Median != bw.Min {
-		t.Fatalf("one pass: %+v", bw)
 	}
 	// Every word was read: the sum of each pass is the sum of the words.
 	job := &readJob{buf: make([]uint64, 3*readGrain+5)}

@@ -16,6 +16,11 @@ import (
 // the model barely fits. Whatever share of a pass the caches still serve they
 // serve decode alike, so the ratio stays honest.
 //
+// The bandwidth a virtual machine gets from its host changes from one second
+// to the next with what the host's other machines do. So the passes are made
+// after each repetition, for Options.BandwidthTime in all, and their median
+// covers the period in which the speeds it is compared with were measured.
+//
 // Tensor data smaller than that (a small model) are measured on a buffer of
 // the wanted size instead, when a quarter of the available memory holds it;
 // where it does not, the larger of the buffer that fits and the model's data is
@@ -33,8 +38,6 @@ const (
 	probeCacheMultiple = 8
 	// memoryShare: a buffer takes at most this fraction of the available memory.
 	memoryShare = 4
-	// bandwidthPasses is the number of timed passes.
-	bandwidthPasses = 20
 )
 
 // Where the bandwidth measurement reads from (Report.BandwidthSource).
@@ -68,18 +71,45 @@ func probeBuffer(modelBytes, want, avail int64) int64 {
 	return size
 }
 
-// measureBandwidth measures the memory read bandwidth with r.Threads threads
-// and records it in r: on a buffer of bufferBytes when that is positive,
-// otherwise on m's tensor data; want is the bytes it wanted to read.
-func measureBandwidth(r *Report, m *inference.Model, bufferBytes, want int64) {
-	pool := kernels.NewPool(r.Threads)
-	defer pool.Close()
-	data, source := m.File.TensorData(), SourceModel
-	if bufferBytes > 0 {
-		data, source = kernels.NewBandwidthBuffer(pool, bufferBytes), SourceBuffer
+// bandwidthProbe is the bandwidth measurement of a run, with a pool of its
+// own and the buffer it reads, if any.
+type bandwidthProbe struct {
+	*kernels.BandwidthProbe
+	pool   *kernels.Pool
+	source string // SourceModel or SourceBuffer
+	want   int64  // bytes it wants to read
+}
+
+// probePlan returns the size of the buffer that the bandwidth measurement of
+// m reads (0: m's tensor data instead) and the bytes it wants to read, for
+// the buffer size the options ask for (0: none, pick one by probeBuffer).
+func probePlan(m *inference.Model, asked int64) (buffer, want int64) {
+	if asked > 0 {
+		return asked, asked
 	}
-	bw := kernels.ReadBandwidth(pool, data, bandwidthPasses)
+	want = wantedProbeBytes()
+	return probeBuffer(int64(len(m.File.TensorData())), want, inference.MemAvailable()), want
+}
+
+// newBandwidthProbe prepares the bandwidth measurement with threads threads
+// on a buffer of bufferBytes when that is positive, otherwise on m's tensor
+// data; want is the bytes it wants to read.
+func newBandwidthProbe(m *inference.Model, threads int, bufferBytes, want int64) *bandwidthProbe {
+	b := &bandwidthProbe{pool: kernels.NewPool(threads), source: SourceModel, want: want}
+	data := m.File.TensorData()
+	if bufferBytes > 0 {
+		data, b.source = kernels.NewBandwidthBuffer(b.pool, bufferBytes), SourceBuffer
+	}
+	b.BandwidthProbe = kernels.NewBandwidthProbe(b.pool, data)
+	return b
+}
+
+// record records the passes made so far in r.
+func (b *bandwidthProbe) record(r *Report) {
+	bw := b.Result()
 	r.Bandwidth, r.BandwidthMin, r.BandwidthMax = bw.Median, bw.Min, bw.Max
 	r.BandwidthBytes, r.BandwidthPasses = bw.Bytes, bw.Passes
-	r.BandwidthSource, r.BandwidthWanted = source, want
+	r.BandwidthSource, r.BandwidthWanted = b.source, b.want
 }
+
+func (b *bandwidthProbe) close() { b.pool.Close() }

@@ -29,6 +29,9 @@ type Options struct {
 	// model's tensor data when they are large enough, see bandwidth.go);
 	// negative skips the measurement.
 	BandwidthBytes int64
+	// BandwidthTime is how long the bandwidth measurement reads, in all
+	// (0: 5 s), shared out between the repetitions.
+	BandwidthTime time.Duration
 }
 
 func (o *Options) defaults() {
@@ -40,6 +43,9 @@ func (o *Options) defaults() {
 	}
 	if o.Reps == 0 {
 		o.Reps = 3
+	}
+	if o.BandwidthTime == 0 {
+		o.BandwidthTime = 5 * time.Second
 	}
 }
 
@@ -88,7 +94,8 @@ type Report struct {
 	Streamed float64 `json:"streamed_bytes_s"`
 	// Bandwidth is the measured memory read bandwidth (bytes per second)
 	// with the same number of threads: the median of BandwidthPasses passes
-	// over BandwidthBytes bytes, 0 when not measured. BandwidthMin and
+	// over BandwidthBytes bytes made after the repetitions, 0 when not
+	// measured. BandwidthMin and
 	// BandwidthMax are the slowest and the fastest pass.
 	Bandwidth       float64 `json:"bandwidth_bytes_s"`
 	BandwidthMin    float64 `json:"bandwidth_min_bytes_s,omitempty"`
@@ -123,8 +130,9 @@ func WeightBytesPerToken(m *inference.Model) int64 {
 // Run measures model m (loaded from the file named name): opts.Reps
 // repetitions of a prefill of opts.PromptTokens random tokens from an empty
 // context and of opts.GenTokens single-token decode steps from an empty
-// context, after one warm-up step; then the memory read bandwidth (see
-// measureBandwidth).
+// context, after one warm-up step; and the memory read bandwidth, in passes
+// after each repetition, so that it is measured over the same period as the
+// speeds it is compared with (see bandwidth.go).
 func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Report, error) {
 	opts.defaults()
 	opts.PromptTokens, opts.GenTokens = max(opts.PromptTokens, 0), max(opts.GenTokens, 0)
@@ -151,11 +159,17 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	for i := range tokens {
 		tokens[i] = int32(rng.IntN(c.NVocab))
 	}
-	g := inference.NewGenerator(s, m.Tokenizer)
 	// Warm up: one step reads every matrix, paging the weights in.
 	if _, err := s.Forward(tokens[0], true); err != nil {
 		return r, err
 	}
+	var probe *bandwidthProbe
+	if opts.BandwidthBytes >= 0 {
+		buffer, want := probePlan(m, opts.BandwidthBytes)
+		probe = newBandwidthProbe(m, r.Threads, buffer, want)
+		defer probe.close()
+	}
+	g := inference.NewGenerator(s, m.Tokenizer)
 	var prefill, decode []float64
 	for range opts.Reps {
 		if opts.PromptTokens > 0 {
@@ -176,6 +190,9 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 			}
 			decode = append(decode, float64(opts.GenTokens)/time.Since(start).Seconds())
 		}
+		if probe != nil {
+			probe.Read(opts.BandwidthTime / time.Duration(opts.Reps))
+		}
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
@@ -187,13 +204,8 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 		r.Decode = newStat(decode)
 		r.Streamed = r.Decode.Mean * float64(r.WeightBytesPerToken)
 	}
-	if buffer := opts.BandwidthBytes; buffer >= 0 {
-		want := buffer
-		if buffer == 0 {
-			want = wantedProbeBytes()
-			buffer = probeBuffer(int64(len(m.File.TensorData())), want, inference.MemAvailable())
-		}
-		measureBandwidth(&r, m, buffer, want)
+	if probe != nil {
+		probe.record(&r)
 	}
 	if r.Bandwidth > 0 {
 		r.Roofline = 100 * r.Streamed / r.Bandwidth

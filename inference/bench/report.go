@@ -19,7 +19,7 @@ import (
 //
 //	weights read per token: 600.7 MiB
 //	decode streams:         29.81 GB/s (decode tok/s × weights read per token)
-//	memory read bandwidth:  31.20 GB/s (median of 20 passes, 30.14–31.95; 2 threads reading the model's 636.9 MiB of tensor data)
+//	memory read bandwidth:  31.20 GB/s (median of 160 passes, 27.14–33.95; 2 threads reading the model's 636.2 MiB of tensor data)
 //	roofline:               95.5 % (decode streams ÷ bandwidth)
 func (r *Report) WriteText(w io.Writer) error {
 	types := make([]string, 0, len(r.Types))
