@@ -10,17 +10,17 @@ import (
 
 // WriteText writes the report as a table for people, e.g.
 //
-//	model: tinyllama-q4_k_m.gguf (llama, 1100.0 M weights, 636.9 MiB; F32×45 Q4_K×135 Q6_K×21)
-//	threads 2, 3 repetitions
+//	model: tl-q4km.gguf (llama, 1100.0 M weights, 636.9 MiB; F32×45 Q4_K×135 Q6_K×21)
+//	threads 2, 5 repetitions
 //
 //	test         tok/s
-//	prefill 64   71.12 ± 0.52
-//	decode 32    16.76 ± 0.25
+//	prefill 64   30.40 ± 1.64
+//	decode 32    23.85 ± 1.23
 //
 //	weights read per token: 600.7 MiB
-//	decode streams:         29.81 GB/s (decode tok/s × weights read per token)
-//	memory read bandwidth:  31.20 GB/s (median of 160 passes, 27.14–33.95; 2 threads reading the model's 636.2 MiB of tensor data)
-//	roofline:               95.5 % (decode streams ÷ bandwidth)
+//	decode streams:         15.02 GB/s (decode tok/s × weights read per token)
+//	memory read bandwidth:  21.57 GB/s (median of 165 passes, 15.67–27.91; 2 threads reading the model's 636.2 MiB of tensor data)
+//	roofline:               69.6 % (decode streams ÷ bandwidth)
 func (r *Report) WriteText(w io.Writer) error {
 	types := make([]string, 0, len(r.Types))
 	for t, n := range r.Types {
