@@ -16,15 +16,15 @@ import (
 // the model barely fits. Whatever share of a pass the caches still serve they
 // serve decode alike, so the ratio stays honest.
 //
-// The bandwidth a virtual machine gets from its host changes from one second
-// to the next with what the host's other machines do. So the passes are made
-// after each repetition, for Options.BandwidthTime in all, and their median
-// covers the period in which the speeds it is compared with were measured.
-//
 // Tensor data smaller than that (a small model) are measured on a buffer of
 // the wanted size instead, when a quarter of the available memory holds it;
 // where it does not, the larger of the buffer that fits and the model's data is
 // read, and the report says it is less than wanted.
+//
+// The bandwidth a virtual machine gets from its host changes from one second
+// to the next with what the host's other machines do. So the passes are made
+// after each repetition, for Options.BandwidthTime in all, and their median
+// covers the period in which the speeds it is compared with were measured.
 
 // Sizes of the bandwidth measurement.
 const (
