@@ -76,6 +76,15 @@ func Open(path string) (*File, error) {
 // and the tensor directory (for identifying a model file by its hash).
 func (f *File) Header() []byte { return f.data[:f.DataOffset] }
 
+// TensorData returns the bytes from the start of the tensor data to the end of
+// the file: every tensor's data, as mapped (nil after Close).
+func (f *File) TensorData() []byte {
+	if f.data == nil {
+		return nil
+	}
+	return f.data[f.DataOffset:]
+}
+
 // Close releases the file mapping. Tensor data must not be used afterwards.
 // Closing a File made by Parse, or closing twice, does nothing.
 func (f *File) Close() error {

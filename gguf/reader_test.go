@@ -458,8 +458,22 @@ func TestOpenClose(t *testing.T) {
 			t.Errorf("tensor %q data differ", ts.name)
 		}
 	}
+	// The tensor data run from the end of the header to the end of the file,
+	// and each tensor's data lie in them at its offset.
+	td := f.TensorData()
+	if len(f.Header())+len(td) != int(f.Size) {
+		t.Errorf("tensor data of %d bytes after a header of %d in a file of %d", len(td), len(f.Header()), f.Size)
+	}
+	for _, tt := range f.Tensors {
+		if len(tt.Data) > 0 && &td[tt.Offset] != &tt.Data[0] {
+			t.Errorf("tensor %q is not at its offset %d in the tensor data", tt.Name, tt.Offset)
+		}
+	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if f.TensorData() != nil {
+		t.Error("tensor data kept after Close")
 	}
 	for _, tt := range f.Tensors {
 		if tt.Data != nil {

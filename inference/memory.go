@@ -37,7 +37,7 @@ func MeasureMemory(s *State) Memory {
 // weights will be paged in and out as each layer is used.
 func (m *Model) AdviseFor(budget int64) error {
 	if budget <= 0 {
-		budget = memAvailable()
+		budget = MemAvailable()
 	}
 	if budget > 0 && int64(m.File.Size) < budget {
 		return m.File.Advise(gguf.AdviseWillNeed)
@@ -45,8 +45,9 @@ func (m *Model) AdviseFor(budget int64) error {
 	return m.File.Advise(gguf.AdviseRandom)
 }
 
-// memAvailable reads MemAvailable from /proc/meminfo (0 when unavailable).
-func memAvailable() int64 { return procKB("/proc/meminfo", "MemAvailable:") }
+// MemAvailable reads MemAvailable from /proc/meminfo: the bytes the kernel
+// estimates can be allocated without swapping (0 when unavailable).
+func MemAvailable() int64 { return procKB("/proc/meminfo", "MemAvailable:") }
 
 // residentBytes reads VmRSS from /proc/self/status (0 when unavailable).
 func residentBytes() int64 { return procKB("/proc/self/status", "VmRSS:") }

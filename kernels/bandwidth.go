@@ -3,41 +3,111 @@ package kernels
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Memory read bandwidth
 //
 // Decoding a token reads every weight once, so the speed of a memory-bound
 // decoder is at most the memory read bandwidth divided by the bytes of
-// weights. MeasureReadBandwidth measures that bandwidth the way the decoder
-// reads: the pool's threads each stream through their own contiguous part of a
-// buffer far larger than the caches.
+// weights. A BandwidthProbe measures that bandwidth the way the decoder reads:
+// the pool's threads each stream through their own contiguous part of the
+// bytes, and the bytes are far more than the caches hold, so that what one
+// pass reads has left the caches before the next pass reads it again. The
+// bandwidth a machine shares with others (a virtual machine's host) varies
+// from one second to the next, so the passes can be spread over the period
+// that the decoder was measured in, between its runs, and their median taken.
 
-// Bandwidth is the result of MeasureReadBandwidth.
+// Bandwidth is the result of a BandwidthProbe: the read rates, in bytes per
+// second, of passes over the same bytes. The median is the figure to use; the
+// spread between the slowest and fastest pass shows how steady the machine
+// was while it measured.
 type Bandwidth struct {
-	BytesPerSec float64 // best pass: bytes read per second
-	Bytes       int64   // size of the buffer read in each pass
-	Threads     int     // threads that read
-	Passes      int     // timed passes
+	Min     float64 // bytes per second of the slowest pass
+	Median  float64 // bytes per second of the median pass
+	Max     float64 // bytes per second of the fastest pass
+	Bytes   int64   // bytes read in each pass
+	Threads int     // threads that read
+	Passes  int     // timed passes
 }
 
-// Bandwidth buffer sizes: a multiple of the largest cache, within bounds.
-const (
-	minBandwidthBytes = 64 << 20
-	maxBandwidthBytes = 1 << 30
-	cacheMultiple     = 4
-)
+// BandwidthProbe reads the same bytes in timed passes and collects the rates.
+type BandwidthProbe struct {
+	pool  *Pool
+	job   readJob
+	rates []float64
+}
 
-// BandwidthBufferSize returns the buffer size MeasureReadBandwidth should use
-// on this machine: four times the largest CPU cache the system reports (so that
-// what a pass reads cannot still be cached from the previous pass), at least
-// 64 MiB and at most 1 GiB.
-func BandwidthBufferSize() int64 {
-	return min(max(cacheMultiple*LargestCacheBytes(), minBandwidthBytes), maxBandwidthBytes)
+// NewBandwidthProbe returns a probe that reads data with all of p's threads,
+// each thread summing a contiguous part, and makes one untimed pass over data
+// to bring in any page not yet resident. data is read as whole 8-byte words
+// from its first 8-byte boundary on; the bytes before it and a tail shorter
+// than a word are not read or counted.
+func NewBandwidthProbe(p *Pool, data []byte) *BandwidthProbe {
+	b := &BandwidthProbe{pool: p, job: readJob{buf: alignedWords(data)}}
+	p.Run(len(b.job.buf), readGrain, &b.job)
+	return b
+}
+
+// Read makes timed passes until d has passed since it began, at least one.
+func (b *BandwidthProbe) Read(d time.Duration) {
+	n := float64(8 * len(b.job.buf))
+	for begin := time.Now(); ; {
+		start := time.Now()
+		b.pool.Run(len(b.job.buf), readGrain, &b.job)
+		b.rates = append(b.rates, n/time.Since(start).Seconds())
+		if time.Since(begin) >= d {
+			return
+		}
+	}
+}
+
+// Result summarises the passes made so far (all rates 0 before the first).
+func (b *BandwidthProbe) Result() Bandwidth {
+	r := Bandwidth{Bytes: int64(8 * len(b.job.buf)), Threads: b.pool.Threads(), Passes: len(b.rates)}
+	if len(b.rates) == 0 {
+		return r
+	}
+	sorted := slices.Sorted(slices.Values(b.rates))
+	r.Min, r.Median, r.Max = sorted[0], median(sorted), sorted[len(sorted)-1]
+	return r
+}
+
+// median returns the median of sorted, which is not empty.
+func median(sorted []float64) float64 {
+	h := len(sorted) / 2
+	if len(sorted)%2 == 1 {
+		return sorted[h]
+	}
+	return (sorted[h-1] + sorted[h]) / 2
+}
+
+// alignedWords returns the 8-byte words of b from its first 8-byte boundary
+// on (nil when there is none).
+func alignedWords(b []byte) []uint64 {
+	if len(b) == 0 {
+		return nil
+	}
+	skip := int(-uintptr(unsafe.Pointer(&b[0])) & 7)
+	if len(b)-skip < 8 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[skip])), (len(b)-skip)/8)
+}
+
+// NewBandwidthBuffer allocates a buffer of size bytes (rounded down to whole
+// 8-byte words) for a BandwidthProbe and writes every word of it with p's
+// threads, so that each page is backed by memory of its own: pages never
+// written would all read the same shared page of zeros, from the cache.
+func NewBandwidthBuffer(p *Pool, size int64) []byte {
+	words := make([]uint64, max(size/8, 1))
+	p.Run(len(words), readGrain, &fillJob{buf: words})
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 8*len(words))
 }
 
 // LargestCacheBytes returns the size of the largest CPU cache of CPU 0 as
@@ -73,31 +143,6 @@ func parseCacheSize(s string) int64 {
 		return 0
 	}
 	return n * mult
-}
-
-// MeasureReadBandwidth allocates a buffer of about size bytes, writes it once
-// (so that every page is backed by memory of its own), then reads it passes
-// times with all of p's threads, each thread summing a contiguous part, and
-// reports the fastest pass.
-func MeasureReadBandwidth(p *Pool, size int64, passes int) Bandwidth {
-	words := max(int(size/8), 4096*p.Threads())
-	buf := make([]uint64, words)
-	p.Run(len(buf), readGrain, &fillJob{buf: buf})
-	job := &readJob{buf: buf}
-	best := time.Duration(1<<63 - 1)
-	passes = max(passes, 1)
-	for range passes {
-		start := time.Now()
-		p.Run(len(buf), readGrain, job)
-		best = min(best, time.Since(start))
-	}
-	n := int64(8 * len(buf))
-	return Bandwidth{
-		BytesPerSec: float64(n) / best.Seconds(),
-		Bytes:       n,
-		Threads:     p.Threads(),
-		Passes:      passes,
-	}
 }
 
 // readGrain is the granularity, in words, of the parts the threads read:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/bench"
@@ -20,7 +21,8 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	threads := fs.Int("j", 0, "threads (default: the CPUs this process may use)")
 	reps := fs.Int("r", 3, "repetitions of each test")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	bwMiB := fs.Int64("bw-mib", 0, "buffer of the bandwidth measurement in MiB (default: 4× the largest cache, 64…1024; -1: skip)")
+	bwMiB := fs.Int64("bw-mib", 0, "measure the bandwidth on a buffer of this many MiB (default: the model's tensor data when they are at least 512 MiB, else a buffer that large; -1: skip)")
+	bwTime := fs.Duration("bw-time", 5*time.Second, "measure the bandwidth for `DURATION` in all, in passes after each repetition")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -29,15 +31,15 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(pos) != 0 || *model == "" {
 		return usagef("want -m MODEL and no other arguments (%s)", usage)
 	}
-	if *prompt < 0 || *gen < 0 || *threads < 0 || *reps < 1 || (*prompt == 0 && *gen == 0) {
-		return usagef("-p and -n must not be negative (nor both 0), -j not negative, -r at least 1")
+	if *prompt < 0 || *gen < 0 || *threads < 0 || *reps < 1 || (*prompt == 0 && *gen == 0) || *bwTime <= 0 {
+		return usagef("-p and -n must not be negative (nor both 0), -j not negative, -r at least 1, --bw-time positive")
 	}
 	m, err := inference.Load(*model)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	opts := bench.Options{Threads: *threads, Reps: *reps, BandwidthBytes: *bwMiB << 20}
+	opts := bench.Options{Threads: *threads, Reps: *reps, BandwidthBytes: *bwMiB << 20, BandwidthTime: *bwTime}
 	// Zero means "default" to bench.Options; a test that is skipped is -1 there.
 	opts.PromptTokens, opts.GenTokens = orSkip(*prompt), orSkip(*gen)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -7,11 +7,11 @@ import (
 )
 
 func TestBench(t *testing.T) {
-	code, out, errs := runCLI(t, "", "bench", "-m", models+"tiny-q4_k_m.gguf", "-p", "8", "-n", "4", "-j", "2", "-r", "2", "--bw-mib", "16")
+	code, out, errs := runCLI(t, "", "bench", "-m", models+"tiny-q4_k_m.gguf", "-p", "8", "-n", "4", "-j", "2", "-r", "2", "--bw-mib", "16", "--bw-time", "10ms")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"threads 2, 2 repetitions", "prefill 8", "decode 4", " ± ", "weights read per token", "memory read bandwidth:", "16 MiB buffer", "roofline:"} {
+	for _, want := range []string{"threads 2, 2 repetitions", "prefill 8", "decode 4", " ± ", "weights read per token", "decode streams:", "memory read bandwidth:", "median of ", "a 16 MiB buffer", "roofline:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -26,6 +26,7 @@ func TestBench(t *testing.T) {
 		Gen    int     `json:"gen_tokens"`
 		Bytes  int64   `json:"weight_bytes_per_token"`
 		BW     float64 `json:"bandwidth_bytes_s"`
+		Stream float64 `json:"streamed_bytes_s"`
 		Decode struct {
 			Mean    float64   `json:"mean"`
 			Samples []float64 `json:"samples"`
@@ -34,7 +35,7 @@ func TestBench(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if r.Arch != "qwen2" || r.Prompt != 0 || r.Gen != 3 || r.Bytes <= 0 || r.BW != 0 || len(r.Decode.Samples) != 1 || !(r.Decode.Mean > 0) {
+	if r.Arch != "qwen2" || r.Prompt != 0 || r.Gen != 3 || r.Bytes <= 0 || r.BW != 0 || r.Stream != float64(r.Bytes)*r.Decode.Mean || len(r.Decode.Samples) != 1 || !(r.Decode.Mean > 0) {
 		t.Errorf("report %+v", r)
 	}
 }
@@ -48,6 +49,7 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"bench"}, 2, "want -m MODEL"},
 		{[]string{"bench", "-m", models + "tiny-q8_0.gguf", "-r", "0"}, 2, "-r at least 1"},
 		{[]string{"bench", "-m", models + "tiny-q8_0.gguf", "-p", "0", "-n", "0"}, 2, "nor both 0"},
+		{[]string{"bench", "-m", models + "tiny-q8_0.gguf", "--bw-time", "0s"}, 2, "--bw-time positive"},
 		{[]string{"bench", "-m", models + "none.gguf"}, 1, "no such file"},
 	} {
 		code, _, errs := runCLI(t, "", c.args...)

@@ -104,8 +104,10 @@ model, for benchmarks without downloads.`,
 			name: "bench", summary: "measure prefill and decode speed against memory bandwidth",
 			synopsis: []string{"-m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]"},
 			about: `Measures prefill and decode tokens per second of MODEL over -r repetitions,
-the machine's memory read bandwidth, and the decode speed as a share of what
-that bandwidth allows (the roofline).`,
+the bytes of weights decode streams per second, the machine's memory read
+bandwidth (median and spread of passes over the model's tensor data, or over a
+buffer when the model is small), and the decode stream as a share of that
+bandwidth (the roofline).`,
 			examples: []string{`edgellm bench -m /tmp/tl.gguf -p 64 -n 32 -j 2 -r 5`},
 			run:      cmdBench,
 		},

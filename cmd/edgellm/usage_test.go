@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edgellm/edgellm/gguf"
+	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/kernels"
 )
 

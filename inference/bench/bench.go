@@ -15,19 +15,23 @@ import (
 	"time"
 
 	"github.com/edgellm/edgellm/inference"
-	"github.com/edgellm/edgellm/kernels"
 )
 
-// Options configures Run. Zero values take the defaults of llama-bench.
+// Options configures Run. Zero values take the defaults.
 type Options struct {
 	PromptTokens int    // tokens of the prefill test (0: 64; negative: no prefill test)
 	GenTokens    int    // tokens of the decode test (0: 32; negative: no decode test)
 	Threads      int    // threads (0: the CPUs the process may use)
 	Reps         int    // repetitions of each test (default 3)
 	Seed         uint64 // seed of the random token ids
-	// BandwidthBytes is the buffer size of the bandwidth measurement
-	// (0: kernels.BandwidthBufferSize); negative skips the measurement.
+	// BandwidthBytes, when positive, is the size of a buffer that the
+	// bandwidth measurement reads instead of what it picks itself (the
+	// model's tensor data when they are large enough, see bandwidth.go);
+	// negative skips the measurement.
 	BandwidthBytes int64
+	// BandwidthTime is how long the bandwidth measurement reads, in all
+	// (0: 5 s), shared out between the repetitions.
+	BandwidthTime time.Duration
 }
 
 func (o *Options) defaults() {
@@ -40,8 +44,8 @@ func (o *Options) defaults() {
 	if o.Reps == 0 {
 		o.Reps = 3
 	}
-	if o.BandwidthBytes == 0 {
-		o.BandwidthBytes = kernels.BandwidthBufferSize()
+	if o.BandwidthTime == 0 {
+		o.BandwidthTime = 5 * time.Second
 	}
 }
 
@@ -85,12 +89,26 @@ type Report struct {
 	// every layer matrix, the output matrix and one row of the token
 	// embeddings.
 	WeightBytesPerToken int64 `json:"weight_bytes_per_token"`
+	// Streamed is the bytes of weights decode reads per second: decode
+	// tokens per second × WeightBytesPerToken.
+	Streamed float64 `json:"streamed_bytes_s"`
 	// Bandwidth is the measured memory read bandwidth (bytes per second)
-	// with the same number of threads, 0 when not measured.
-	Bandwidth      float64 `json:"bandwidth_bytes_s"`
-	BandwidthBytes int64   `json:"bandwidth_buffer_bytes,omitempty"`
-	// Roofline is decode tokens per second × WeightBytesPerToken ÷
-	// Bandwidth, in percent.
+	// with the same number of threads: the median of BandwidthPasses passes
+	// over BandwidthBytes bytes made after the repetitions, 0 when not
+	// measured. BandwidthMin and
+	// BandwidthMax are the slowest and the fastest pass.
+	Bandwidth       float64 `json:"bandwidth_bytes_s"`
+	BandwidthMin    float64 `json:"bandwidth_min_bytes_s,omitempty"`
+	BandwidthMax    float64 `json:"bandwidth_max_bytes_s,omitempty"`
+	BandwidthPasses int     `json:"bandwidth_passes,omitempty"`
+	BandwidthBytes  int64   `json:"bandwidth_buffer_bytes,omitempty"`
+	// BandwidthSource is what the measurement read: SourceModel or
+	// SourceBuffer. BandwidthWanted is the bytes it wanted to read; a
+	// BandwidthBytes smaller than that means the available memory held no
+	// more, and caches may have served part of the reads.
+	BandwidthSource string `json:"bandwidth_source,omitempty"`
+	BandwidthWanted int64  `json:"bandwidth_wanted_bytes,omitempty"`
+	// Roofline is Streamed ÷ Bandwidth, in percent.
 	Roofline float64 `json:"roofline_percent"`
 }
 
@@ -111,7 +129,9 @@ func WeightBytesPerToken(m *inference.Model) int64 {
 // Run measures model m (loaded from the file named name): opts.Reps
 // repetitions of a prefill of opts.PromptTokens random tokens from an empty
 // context and of opts.GenTokens single-token decode steps from an empty
-// context, after one warm-up step; then the memory read bandwidth.
+// context, after one warm-up step; and the memory read bandwidth, in passes
+// after each repetition, so that it is measured over the same period as the
+// speeds it is compared with (see bandwidth.go).
 func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Report, error) {
 	opts.defaults()
 	opts.PromptTokens, opts.GenTokens = max(opts.PromptTokens, 0), max(opts.GenTokens, 0)
@@ -138,11 +158,17 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	for i := range tokens {
 		tokens[i] = int32(rng.IntN(c.NVocab))
 	}
-	g := inference.NewGenerator(s, m.Tokenizer)
 	// Warm up: one step reads every matrix, paging the weights in.
 	if _, err := s.Forward(tokens[0], true); err != nil {
 		return r, err
 	}
+	var probe *bandwidthProbe
+	if opts.BandwidthBytes >= 0 {
+		buffer, want := probePlan(m, opts.BandwidthBytes)
+		probe = newBandwidthProbe(m, r.Threads, buffer, want)
+		defer probe.close()
+	}
+	g := inference.NewGenerator(s, m.Tokenizer)
 	var prefill, decode []float64
 	for range opts.Reps {
 		if opts.PromptTokens > 0 {
@@ -163,6 +189,9 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 			}
 			decode = append(decode, float64(opts.GenTokens)/time.Since(start).Seconds())
 		}
+		if probe != nil {
+			probe.Read(opts.BandwidthTime / time.Duration(opts.Reps))
+		}
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
@@ -172,13 +201,13 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	}
 	if len(decode) > 0 {
 		r.Decode = newStat(decode)
+		r.Streamed = r.Decode.Mean * float64(r.WeightBytesPerToken)
 	}
-	if opts.BandwidthBytes > 0 {
-		pool := kernels.NewPool(r.Threads)
-		bw := kernels.MeasureReadBandwidth(pool, opts.BandwidthBytes, 5)
-		pool.Close()
-		r.Bandwidth, r.BandwidthBytes = bw.BytesPerSec, bw.Bytes
-		r.Roofline = 100 * r.Decode.Mean * float64(r.WeightBytesPerToken) / r.Bandwidth
+	if probe != nil {
+		probe.record(&r)
+	}
+	if r.Bandwidth > 0 {
+		r.Roofline = 100 * r.Streamed / r.Bandwidth
 	}
 	return r, nil
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/kernels"
 )
 
 const models = "../../testdata/models/"
@@ -68,7 +71,7 @@ func TestStat(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	m := load(t, "tiny-q4_k_m.gguf")
-	r, err := Run(context.Background(), "tiny", m, Options{PromptTokens: 12, GenTokens: 5, Threads: 2, Reps: 2, BandwidthBytes: 16 << 20})
+	r, err := Run(context.Background(), "tiny", m, Options{PromptTokens: 12, GenTokens: 5, Threads: 2, Reps: 2, BandwidthBytes: 16 << 20, BandwidthTime: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,30 +83,110 @@ func TestRun(t *testing.T) {
 			t.Errorf("stat %+v", s)
 		}
 	}
-	if r.BandwidthBytes != 16<<20 || !(r.Bandwidth > 1e8) {
-		t.Errorf("bandwidth %v over %d bytes", r.Bandwidth, r.BandwidthBytes)
+	if r.BandwidthBytes != 16<<20 || r.BandwidthWanted != 16<<20 || r.BandwidthSource != SourceBuffer || r.BandwidthPasses < 2 {
+		t.Errorf("bandwidth over %d bytes (%d wanted) of %q in %d passes", r.BandwidthBytes, r.BandwidthWanted, r.BandwidthSource, r.BandwidthPasses)
 	}
-	want := 100 * r.Decode.Mean * float64(r.WeightBytesPerToken) / r.Bandwidth
-	if math.Abs(r.Roofline-want) > 1e-9*want || !(r.Roofline > 0) {
+	if !(r.BandwidthMin > 1e8 && r.BandwidthMin <= r.Bandwidth && r.Bandwidth <= r.BandwidthMax) {
+		t.Errorf("bandwidth min %g, median %g, max %g", r.BandwidthMin, r.Bandwidth, r.BandwidthMax)
+	}
+	if want := r.Decode.Mean * float64(r.WeightBytesPerToken); r.Streamed != want || !(want > 0) {
+		t.Errorf("streamed %g B/s, want %g", r.Streamed, want)
+	}
+	if want := 100 * r.Streamed / r.Bandwidth; math.Abs(r.Roofline-want) > 1e-9*want || !(r.Roofline > 0) {
 		t.Errorf("roofline %v, want %v", r.Roofline, want)
 	}
-	var text bytes.Buffer
-	if err := r.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{"model: tiny (llama", "prefill 12", "decode 5", "±", "weights read per token: 1.9 MiB", "roofline:", "Q4_K×25"} {
-		if !strings.Contains(text.String(), s) {
-			t.Errorf("text lacks %q:\n%s", s, text.String())
+	text := textOf(t, &r)
+	for _, s := range []string{"model: tiny (llama", "prefill 12", "decode 5", "±", "weights read per token: 1.9 MiB",
+		fmt.Sprintf("decode streams:         %.2f GB/s", r.Streamed/1e9),
+		fmt.Sprintf("memory read bandwidth:  %.2f GB/s (median of %d passes, %.2f–%.2f; 2 threads reading a 16 MiB buffer)", r.Bandwidth/1e9, r.BandwidthPasses, r.BandwidthMin/1e9, r.BandwidthMax/1e9),
+		fmt.Sprintf("roofline:               %.1f %% (decode streams ÷ bandwidth)", r.Roofline), "Q4_K×25"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text lacks %q:\n%s", s, text)
 		}
+	}
+	if strings.Contains(text, "wanted") {
+		t.Errorf("text says less was read than wanted:\n%s", text)
 	}
 	b, err := json.Marshal(&r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(b, &back); err != nil || back.Decode.Mean != r.Decode.Mean || back.WeightBytesPerToken != r.WeightBytesPerToken {
+	if err := json.Unmarshal(b, &back); err != nil || back.Decode.Mean != r.Decode.Mean || back.WeightBytesPerToken != r.WeightBytesPerToken ||
+		back.Streamed != r.Streamed || back.BandwidthMin != r.BandwidthMin || back.BandwidthMax != r.BandwidthMax {
 		t.Errorf("JSON round trip: %v, %+v", err, back)
 	}
+	// The JSON names scripts read.
+	for _, k := range []string{`"bandwidth_bytes_s":`, `"bandwidth_min_bytes_s":`, `"bandwidth_max_bytes_s":`, `"bandwidth_passes":`,
+		`"bandwidth_buffer_bytes":16777216`, `"bandwidth_source":"buffer"`, `"streamed_bytes_s":`, `"roofline_percent":`} {
+		if !bytes.Contains(b, []byte(k)) {
+			t.Errorf("JSON lacks %s: %s", k, b)
+		}
+	}
+}
+
+// Without a buffer size, the measurement reads the model's tensor data when
+// they are as many bytes as it wants, and otherwise a buffer as large as the
+// available memory allows, saying so when that is less than it wants.
+func TestBandwidthProbeSources(t *testing.T) {
+	m := load(t, "tiny-q4_k_m.gguf")
+	data := int64(len(m.File.TensorData()))
+	if buffer, want := probePlan(m, 3<<20); buffer != 3<<20 || want != 3<<20 {
+		t.Errorf("asked for 3 MiB: buffer %d, want %d", buffer, want)
+	}
+	if buffer, want := probePlan(m, 0); want != wantedProbeBytes() || buffer == 0 {
+		t.Errorf("a model of %d bytes: buffer %d, want %d", data, buffer, want)
+	}
+	r := Report{Threads: 2, GenTokens: 1}
+	probe := newBandwidthProbe(m, 2, 0, data)
+	probe.Read(0)
+	probe.record(&r)
+	probe.close()
+	if r.BandwidthSource != SourceModel || r.BandwidthBytes != data&^7 || r.BandwidthPasses != 1 || !(r.Bandwidth > 0) {
+		t.Errorf("model: %q, %d bytes of %d, %d passes, %g B/s", r.BandwidthSource, r.BandwidthBytes, data, r.BandwidthPasses, r.Bandwidth)
+	}
+	if text := textOf(t, &r); !strings.Contains(text, fmt.Sprintf("2 threads reading the model's %.1f MiB of tensor data)", mib(r.BandwidthBytes))) {
+		t.Errorf("text:\n%s", text)
+	}
+	want := int64(64 << 20)
+	probe = newBandwidthProbe(m, 2, probeBuffer(data, want, 32<<20), want)
+	probe.Read(0)
+	probe.record(&r)
+	probe.close()
+	if r.BandwidthSource != SourceBuffer || r.BandwidthBytes != 8<<20 || r.BandwidthWanted != want {
+		t.Errorf("buffer: %q, %d bytes, %d wanted", r.BandwidthSource, r.BandwidthBytes, r.BandwidthWanted)
+	}
+	if text := textOf(t, &r); !strings.Contains(text, "a 8 MiB buffer)") || !strings.Contains(text, "less than the 64 MiB wanted, for want of memory") {
+		t.Errorf("text:\n%s", text)
+	}
+}
+
+func TestProbeBuffer(t *testing.T) {
+	const M = 1 << 20
+	for _, c := range []struct{ model, want, avail, buffer int64 }{
+		{637 * M, 512 * M, 20000 * M, 0},     // a large model: its own data
+		{512 * M, 512 * M, 0, 0},             // exactly as large as wanted
+		{2 * M, 512 * M, 20000 * M, 512 * M}, // a small model: a buffer
+		{2 * M, 512 * M, 0, 512 * M},         // available memory unknown
+		{2 * M, 512 * M, 400 * M, 100 * M},   // a buffer of what fits
+		{230 * M, 512 * M, 400 * M, 0},       // the model's data, larger than what fits
+	} {
+		if got := probeBuffer(c.model, c.want, c.avail); got != c.buffer {
+			t.Errorf("probeBuffer(%d, %d, %d) = %d, want %d", c.model, c.want, c.avail, got, c.buffer)
+		}
+	}
+	if w := wantedProbeBytes(); w < minProbeBytes || w < probeCacheMultiple*kernels.LargestCacheBytes() {
+		t.Errorf("wants %d bytes, fewer than %d or %d× the largest cache", w, minProbeBytes, probeCacheMultiple)
+	}
+}
+
+func textOf(t *testing.T, r *Report) string {
+	t.Helper()
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 func TestRunSkipsAndRejects(t *testing.T) {
@@ -112,13 +195,21 @@ func TestRunSkipsAndRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.PromptTokens != 0 || len(r.Prefill.Samples) != 0 || len(r.Decode.Samples) != 1 || r.Bandwidth != 0 || r.Roofline != 0 {
+	if r.PromptTokens != 0 || len(r.Prefill.Samples) != 0 || len(r.Decode.Samples) != 1 || r.Bandwidth != 0 || r.Roofline != 0 || !(r.Streamed > 0) {
 		t.Errorf("report %+v", r)
 	}
-	var text bytes.Buffer
-	r.WriteText(&text)
-	if strings.Contains(text.String(), "prefill") || strings.Contains(text.String(), "roofline") {
-		t.Errorf("skipped parts shown:\n%s", text.String())
+	text := textOf(t, &r)
+	if strings.Contains(text, "prefill") || strings.Contains(text, "roofline") || strings.Contains(text, "bandwidth") || !strings.Contains(text, "decode streams:") {
+		t.Errorf("skipped parts shown or decode's stream missing:\n%s", text)
+	}
+	// Without a decode test there is no stream and no roofline, only the bandwidth.
+	r, err = Run(context.Background(), "tiny", m, Options{PromptTokens: 3, GenTokens: -1, Reps: 1, BandwidthBytes: 1 << 20, BandwidthTime: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = textOf(t, &r)
+	if r.Streamed != 0 || r.Roofline != 0 || !(r.Bandwidth > 0) || strings.Contains(text, "roofline") || strings.Contains(text, "streams") || !strings.Contains(text, "memory read bandwidth:") {
+		t.Errorf("prefill only: %+v\n%s", r, text)
 	}
 	for _, o := range []Options{{PromptTokens: -1, GenTokens: -1}, {Reps: -2}, {Threads: -1}} {
 		if _, err := Run(context.Background(), "tiny", m, o); err == nil {

@@ -10,16 +10,17 @@ import (
 
 // WriteText writes the report as a table for people, e.g.
 //
-//	model: tinyllama-q4_k_m.gguf (llama, 1100.0 M weights, 636.9 MiB; F32×45 Q4_K×135 Q6_K×21)
-//	threads 2, 3 repetitions
+//	model: tl-q4km.gguf (llama, 1100.0 M weights, 636.9 MiB; F32×45 Q4_K×135 Q6_K×21)
+//	threads 2, 5 repetitions
 //
 //	test         tok/s
-//	prefill 64   71.12 ± 0.52
-//	decode 32    16.76 ± 0.25
+//	prefill 64   30.40 ± 1.64
+//	decode 32    23.85 ± 1.23
 //
 //	weights read per token: 600.7 MiB
-//	memory read bandwidth:  24.77 GB/s (2 threads, 1024 MiB buffer)
-//	roofline:               42.6 % (decode tok/s × bytes per token ÷ bandwidth)
+//	decode streams:         15.02 GB/s (decode tok/s × weights read per token)
+//	memory read bandwidth:  21.57 GB/s (median of 165 passes, 15.67–27.91; 2 threads reading the model's 636.2 MiB of tensor data)
+//	roofline:               69.6 % (decode streams ÷ bandwidth)
 func (r *Report) WriteText(w io.Writer) error {
 	types := make([]string, 0, len(r.Types))
 	for t, n := range r.Types {
@@ -40,13 +41,30 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(&b, "\nweights read per token: %.1f MiB\n", mib(r.WeightBytesPerToken))
+	if r.GenTokens > 0 {
+		fmt.Fprintf(&b, "decode streams:         %.2f GB/s (decode tok/s × weights read per token)\n", r.Streamed/1e9)
+	}
 	if r.Bandwidth > 0 {
-		fmt.Fprintf(&b, "memory read bandwidth:  %.2f GB/s (%d threads, %.0f MiB buffer)\n",
-			r.Bandwidth/1e9, r.Threads, mib(r.BandwidthBytes))
-		fmt.Fprintf(&b, "roofline:               %.1f %% (decode tok/s × bytes per token ÷ bandwidth)\n", r.Roofline)
+		fmt.Fprintf(&b, "memory read bandwidth:  %.2f GB/s (median of %d passes, %.2f–%.2f; %d threads reading %s)\n",
+			r.Bandwidth/1e9, r.BandwidthPasses, r.BandwidthMin/1e9, r.BandwidthMax/1e9, r.Threads, r.probed())
+		if r.BandwidthBytes < r.BandwidthWanted {
+			fmt.Fprintf(&b, "                        less than the %.0f MiB wanted, for want of memory: caches may have served part of it\n",
+				mib(r.BandwidthWanted))
+		}
+	}
+	if r.Bandwidth > 0 && r.GenTokens > 0 {
+		fmt.Fprintf(&b, "roofline:               %.1f %% (decode streams ÷ bandwidth)\n", r.Roofline)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// probed says what the bandwidth measurement read.
+func (r *Report) probed() string {
+	if r.BandwidthSource == SourceModel {
+		return fmt.Sprintf("the model's %.1f MiB of tensor data", mib(r.BandwidthBytes))
+	}
+	return fmt.Sprintf("a %.0f MiB buffer", mib(r.BandwidthBytes))
 }
 
 // String formats the statistic as "mean ± sd".
