@@ -47,6 +47,10 @@ func writeConfig(t testing.TB, dir string, b *mqtttest.Broker, set map[string]an
 		"mqtt.status_interval": "1h",
 		"limits.max_tokens":    256,
 		"state_dir":            filepath.Join(dir, "state"),
+		// The random test model's greedy text, with the default repeat
+		// penalty, reaches EOS after a few hundred tokens; without it, it
+		// runs past 1000, and the tests of long jobs need jobs that run.
+		"sampling.repeat_penalty": 1,
 	}
 	for k, v := range set {
 		keys[k] = v
