@@ -285,69 +285,54 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, out []fl
 	if active < tierAVX2 || len(acts) != 4 || rows <= 0 {
 		return 0
 	}
+	var (
+		lp legacyPtrs4 // Q4_0, Q5_0, Q8_0
+		kp actPtrs4    // Q4_K, Q5_K, Q6_K
+		nb int
+		ok bool
+	)
 	switch t {
 	case Q4_0, Q5_0, Q8_0:
-		return rowsActs4Legacy(t, w, rowBytes, rows, acts, out, stride)
+		lp, nb, ok = legacyActs4(acts)
 	case Q4_K, Q5_K, Q6_K:
-	default:
-		return 0
+		kp, nb, ok = kActs4(acts, t != Q6_K)
 	}
-	p, nb, ok := kActs4(acts, t != Q6_K)
 	if !ok {
 		return 0
 	}
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
 	_ = out[3*stride+rows-1]
-	// Direct calls, not function values, through which p and r would
-	// escape to the heap.
-	var r [4]float32
-	avx512 := active >= tierAVX512
-	for k := range rows {
-		wk := &w[k*rowBytes]
-		switch {
-		case t == Q4_K && avx512:
-			dotQ4_KActs4AVX512(wk, &p, nb, &r)
-		case t == Q4_K:
-			dotQ4_KActs4AVX2(wk, &p, nb, &r)
-		case t == Q5_K && avx512:
-			dotQ5_KActs4AVX512(wk, &p, nb, &r)
-		case t == Q5_K:
-			dotQ5_KActs4AVX2(wk, &p, nb, &r)
-		case avx512:
-			dotQ6_KActs4AVX512(wk, &p, nb, &r)
-		default:
-			dotQ6_KActs4AVX2(wk, &p, nb, &r)
-		}
-		putActs4(out[k:], stride, &r)
-	}
-	return rows
-}
-
-// rowsActs4Legacy is rowsActs4 for rows of a 32-value block type.
-func rowsActs4Legacy(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
-	p, nb, ok := legacyActs4(acts)
-	if !ok {
-		return 0
-	}
-	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
-	_ = out[3*stride+rows-1]
+	// Direct calls, not function values, through which the pointers and r
+	// would escape to the heap.
 	var r [4]float32
 	avx512 := active >= tierAVX512
 	for k := range rows {
 		wk := &w[k*rowBytes]
 		switch {
 		case t == Q4_0 && avx512:
-			dotQ4_0Acts4AVX512(wk, &p, nb, &r)
+			dotQ4_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q4_0:
-			dotQ4_0Acts4AVX2(wk, &p, nb, &r)
+			dotQ4_0Acts4AVX2(wk, &lp, nb, &r)
 		case t == Q5_0 && avx512:
-			dotQ5_0Acts4AVX512(wk, &p, nb, &r)
+			dotQ5_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q5_0:
-			dotQ5_0Acts4AVX2(wk, &p, nb, &r)
+			dotQ5_0Acts4AVX2(wk, &lp, nb, &r)
+		case t == Q8_0 && avx512:
+			dotQ8_0Acts4AVX512(wk, &lp, nb, &r)
+		case t == Q8_0:
+			dotQ8_0Acts4AVX2(wk, &lp, nb, &r)
+		case t == Q4_K && avx512:
+			dotQ4_KActs4AVX512(wk, &kp, nb, &r)
+		case t == Q4_K:
+			dotQ4_KActs4AVX2(wk, &kp, nb, &r)
+		case t == Q5_K && avx512:
+			dotQ5_KActs4AVX512(wk, &kp, nb, &r)
+		case t == Q5_K:
+			dotQ5_KActs4AVX2(wk, &kp, nb, &r)
 		case avx512:
-			dotQ8_0Acts4AVX512(wk, &p, nb, &r)
+			dotQ6_KActs4AVX512(wk, &kp, nb, &r)
 		default:
-			dotQ8_0Acts4AVX2(wk, &p, nb, &r)
+			dotQ6_KActs4AVX2(wk, &kp, nb, &r)
 		}
 		putActs4(out[k:], stride, &r)
 	}
