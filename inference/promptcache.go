@@ -45,8 +45,9 @@ var ErrPromptCache = errors.New("prompt cache rejected")
 // tensor directory.
 func (m *Model) ModelID() [32]byte { return sha256.Sum256(m.File.Header()) }
 
-// SaveCache writes the KV cache of the first len(tokens) positions, which
-// must hold tokens, to path atomically.
+// SaveCache writes to path, atomically, what every layer needs to continue
+// after tokens, which the first positions of the state must hold; the state
+// must be able to rewind to len(tokens) (CanRewind).
 func (s *State) SaveCache(path string, tokens []int32) (err error) {
 	n := len(tokens)
 	if n == 0 || n > s.pos {
@@ -115,7 +116,7 @@ func (s *State) SaveCache(path string, tokens []int32) (err error) {
 }
 
 // LoadCache reads a prompt cache file into the state and returns the tokens
-// whose KV cache it restored; the state's position is then their count. A
+// whose caches it restored; the state's position is then their count. A
 // file that is truncated, corrupted, of another format version or made by
 // another model (or with another KV layout) is rejected with an error
 // wrapping ErrPromptCache, and the state is left as it was.
