@@ -119,7 +119,7 @@ func readCommon(m *meta, c *Config) error {
 	if c.RopeBase, err = m.optFloat("rope.freq_base", 10000); err != nil {
 		return err
 	}
-	if c.RopeScale, err = ropeScale(m); err != nil {
+	if c.RopeScale, c.longRope, err = ropeScale(m); err != nil {
 		return err
 	}
 	eps, err := m.float("attention.layer_norm_rms_epsilon")
@@ -146,31 +146,29 @@ func readCommon(m *meta, c *Config) error {
 	return nil
 }
 
-// ropeScale reads the linear RoPE scaling of the global layers (1: none).
-func ropeScale(m *meta) (float32, error) {
+// ropeScale reads the linear RoPE scaling of the global layers (1: none),
+// and whether the file says LongRoPE, whose scaling is in per-frequency
+// factor tensors that only some architectures read (validate checks).
+func ropeScale(m *meta) (scale float32, longRope bool, err error) {
 	typ, err := m.f.String(m.p + "rope.scaling.type")
-	if errors.Is(err, gguf.ErrNotFound) || typ == "none" {
-		return 1, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("inference: %w", err)
-	}
-	if typ == "longrope" && m.p == "phi3." {
-		// Phi-3.5 / Phi-4-mini: the scaling is in the rope_factors tensors
-		// and attn_factor (describePhi3); no frequency scale.
-		return 1, nil
-	}
-	if typ != "linear" {
-		return 0, fmt.Errorf("inference: unsupported rope scaling %q (supported: none, linear; longrope for phi3)", typ)
+	switch {
+	case errors.Is(err, gguf.ErrNotFound) || typ == "none":
+		return 1, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("inference: %w", err)
+	case typ == "longrope":
+		return 1, true, nil
+	case typ != "linear":
+		return 0, false, fmt.Errorf("inference: unsupported rope scaling %q (supported: none, linear; longrope for phi3)", typ)
 	}
 	factor, err := m.float("rope.scaling.factor")
 	if err != nil {
-		return 0, fmt.Errorf("inference: linear rope scaling: %w", err)
+		return 0, false, fmt.Errorf("inference: linear rope scaling: %w", err)
 	}
 	if !(factor > 0 && factor < 1e6) {
-		return 0, fmt.Errorf("inference: rope scaling factor %v out of range", factor)
+		return 0, false, fmt.Errorf("inference: rope scaling factor %v out of range", factor)
 	}
-	return 1 / factor, nil
+	return 1 / factor, false, nil
 }
 
 // describeLlama: Llama 1/2/3, TinyLlama, SmolLM, Mistral-style models; the
@@ -325,6 +323,9 @@ func (c *Config) setRopeStyle(s RopeStyle) {
 func (c *Config) validate() error {
 	if c.NHeadKV <= 0 || c.NHead%c.NHeadKV != 0 {
 		return fmt.Errorf("inference: %d query heads are not a multiple of %d key/value heads", c.NHead, c.NHeadKV)
+	}
+	if c.longRope && c.Ropes[0].FactorsLongTensor == "" {
+		return errors.New(`inference: unsupported rope scaling "longrope" (supported: none, linear; longrope for phi3)`)
 	}
 	for _, r := range c.Ropes {
 		if r.Dim%2 != 0 || r.Dim > c.HeadDim || r.Dim <= 0 {

@@ -346,21 +346,10 @@ func (j *attentionJob) Do(lo, hi int) {
 		if a.Window > 0 {
 			first = max(0, last-a.Window+1)
 		}
-		if last-first < attScores {
-			sc := scores[:last-first+1]
-			j.scores(sc, q, first, kv)
-			maxScore := float32(math.Inf(-1))
-			for _, v := range sc {
-				maxScore = max(maxScore, v)
-			}
-			kernels.ExpSub(sc, maxScore)
-			var sum float64
-			for _, v := range sc {
-				sum += float64(v)
-			}
-			j.weigh(out, sc, float32(1/sum), first, kv)
-			continue
-		}
+		// Three passes over the positions, attScores at a time: the maximum
+		// score, the sum of the exponentials, the weighted values. When all
+		// the scores fit (kept), they are computed once.
+		kept := last-first < attScores
 		maxScore := float32(math.Inf(-1))
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
@@ -372,7 +361,9 @@ func (j *attentionJob) Do(lo, hi int) {
 		var sum float64
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
-			j.scores(sc, q, t, kv)
+			if !kept {
+				j.scores(sc, q, t, kv)
+			}
 			kernels.ExpSub(sc, maxScore)
 			for _, v := range sc {
 				sum += float64(v)
@@ -380,8 +371,10 @@ func (j *attentionJob) Do(lo, hi int) {
 		}
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
-			j.scores(sc, q, t, kv)
-			kernels.ExpSub(sc, maxScore)
+			if !kept {
+				j.scores(sc, q, t, kv)
+				kernels.ExpSub(sc, maxScore)
+			}
 			j.weigh(out, sc, float32(1/sum), t, kv)
 		}
 	}

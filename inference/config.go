@@ -7,6 +7,7 @@ package inference
 
 import (
 	"fmt"
+	"strings"
 )
 
 // Arch names a model architecture (GGUF general.architecture).
@@ -65,6 +66,8 @@ type Config struct {
 	Ropes []RopeSpec
 	// Layers describes each block, in order.
 	Layers []LayerSpec
+
+	longRope bool // the file says rope.scaling.type "longrope" (validate: only with LongRoPE factors)
 }
 
 // LayerSpec describes one block: a mixer (attention or a gated short
@@ -192,12 +195,8 @@ func (c *Config) Summary() string {
 	if nope > 0 {
 		parts = append(parts, fmt.Sprintf("%d without RoPE", nope))
 	}
-	for i, p := range parts {
-		if i == 0 {
-			s += ": " + p
-		} else {
-			s += ", " + p
-		}
+	if len(parts) == 0 {
+		return s
 	}
-	return s
+	return s + ": " + strings.Join(parts, ", ")
 }
