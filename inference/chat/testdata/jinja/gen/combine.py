@@ -23,9 +23,24 @@ REASONS = {
         "tool_round_trip": "`arg_value | string` on the list argument domain=['light']: Jinja2 prints Python's repr ['light'], @huggingface/jinja JSON [\"light\"]"},
     "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": {
         "*": "json_to_python_type(json_spec|items) for the array parameter 'domain' then indexes basic_type_map with the undefined json_spec.type: Jinja2 goes on (the undefined type is an empty iterable, so it prints list[Union[]]), @huggingface/jinja throws"},
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja": {
+        "content_parts": "a list of content parts printed as a string: Jinja2 prints Python's repr [{'type': 'text', ...}], @huggingface/jinja JSON [{\"type\": \"text\", ...}]"},
     "meetkai-functionary-medium-v3.2.jinja": {
         "*": "`{% for field, field_name in [(\"maximum\", \"Maximum\"), ...] %}` unpacks tuples in a for loop, which @huggingface/jinja cannot (\"Cannot unpack non-iterable type: TupleValue\")"},
 }
+
+
+# Why, by what the renderers say, for causes that recur across templates.
+PATTERNS = [
+    (lambda py, js: 'can only concatenate str (not "list") to str' in py.get("error", "") and "output" in js,
+     "string + list (the content given as a list of parts): Jinja2 raises TypeError, @huggingface/jinja concatenates the parts' JSON text"),
+    (lambda py, js: 'can only concatenate str (not "dict") to str' in py.get("error", "") and "output" in js,
+     "string + object (tool-call arguments given as an object): Jinja2 raises TypeError, @huggingface/jinja concatenates \"[object Map]\""),
+    (lambda py, js: "Unknown ArrayValue filter: trim" in js.get("error", "") and "output" in py,
+     "`| trim` on a list (the content given as a list of parts): Jinja2 trims the list's Python repr, @huggingface/jinja has no trim for arrays and throws"),
+    (lambda py, js: 'Cannot apply filter "trim" to type: NullValue' in js.get("error", "") and "output" in py,
+     "`| trim` on a null content: Jinja2 prints None, @huggingface/jinja throws"),
+]
 
 
 def first_difference(a, b):
@@ -35,6 +50,9 @@ def first_difference(a, b):
 
 
 def reason_for(tpl, conv, py, js):
+    for test, why in PATTERNS:
+        if test(py, js):
+            return why
     r = REASONS.get(tpl, {})
     if conv in r:
         return r[conv]
