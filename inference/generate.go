@@ -46,6 +46,20 @@ type GenerateOptions struct {
 	// offset are fed to the grammar, and from then on the output is
 	// constrained; if they cannot begin a valid value, the output stays free.
 	GrammarStart func(out []byte) int
+	// Force, when set, is called once before each token is chosen, with
+	// the number of tokens that may still be generated (this one included).
+	// A token id it returns (≥ 0) is taken as the next token instead of a
+	// sampled one; -1 lets the sampler choose. Forced tokens are generated
+	// tokens like the others: they count against MaxTokens, stream through
+	// OnText, and an active Grammar must accept them (else the generation
+	// ends with an error). It is how a caller writes a few tokens for the
+	// model, e.g. closing a reasoning block a request did not ask for.
+	Force func(left int) int32
+	// ShowTokens lists control tokens whose text OnText receives although
+	// control tokens are otherwise left out of the text (reasoning markers
+	// that some vocabularies make control tokens). Kept short: it is
+	// searched once per token.
+	ShowTokens []int32
 	// OnPrefilled, when set, is called once the prompt is consumed, before
 	// the first token is sampled: the state then holds exactly the prompt,
 	// the moment to keep its caches (PrefixCache.Store) for layers that
@@ -250,7 +264,13 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 				return res, fmt.Errorf("inference: constrained decoding: %w", err)
 			}
 		}
-		id := g.sampler.Sample(logits)
+		id := int32(-1)
+		if opts.Force != nil {
+			id = opts.Force(opts.MaxTokens - res.Tokens)
+		}
+		if id < 0 {
+			id = g.sampler.Sample(logits)
+		}
 		if cons != nil {
 			if err := cons.Accept(id); err != nil {
 				return res, fmt.Errorf("inference: constrained decoding: %w", err)
@@ -269,7 +289,12 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 			break
 		}
 		g.sampler.Accept(id)
-		text := g.stream.Add(id)
+		var text []byte
+		if shown(opts.ShowTokens, id) {
+			text = g.stream.AddSpecial(id)
+		} else {
+			text = g.stream.Add(id)
+		}
 		if err := g.emit(text, opts.OnText); err != nil {
 			res.Finish = FinishCancelled
 			return res, err
@@ -305,6 +330,27 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 	}
 	res.Decode = time.Since(firstAt)
 	return res, g.emit(g.stream.Flush(), opts.OnText)
+}
+
+// shown reports whether id is in ids (GenerateOptions.ShowTokens).
+func shown(ids []int32, id int32) bool {
+	for _, s := range ids {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// GrammarCost is the fewest tokens a value of gr takes with this
+// generator's vocabulary: what a caller must leave for it when something
+// comes before the constrained value (GrammarStart).
+func (g *Generator) GrammarCost(gr *grammar.Grammar) (int, error) {
+	m, err := g.constraint(gr)
+	if err != nil {
+		return 0, err
+	}
+	return m.CloseCost(), nil
 }
 
 func (g *Generator) emit(text []byte, onText func([]byte) error) error {
