@@ -120,6 +120,10 @@ func TestServeThinking(t *testing.T) {
 		"budget": "<think>" + long + "</think>" + answerText,
 		"stop":   "<think>" + thought + "</think>" + answerText,
 		"plain":  answerText,
+		// The prompt opened the reasoning (as DeepSeek-R1 distills'
+		// template does): the output starts inside it.
+		"opened-on":  thought + "</think>\n\n" + answerText,
+		"opened-off": thought + "</think>\n\n" + answerText,
 	}
 	startServe(t, b, writeConfig(t, dir, b, map[string]any{"model.path": modelPath(t, thinkModel)}), Options{Load: thinkingLoader(leads, false)})
 	c := newClient(t, b, "t-think", "edgellm/pi1/response/#")
@@ -179,6 +183,23 @@ func TestServeThinking(t *testing.T) {
 		t.Fatalf("stop: reasoning %q text %q finish %s", f.Reasoning, f.Text, f.FinishReason)
 	}
 
+	// A prompt (here a plain completion) that ends by opening the
+	// reasoning: with think on the output is reasoning up to </think>; with
+	// think off the reasoning is closed before the model writes anything.
+	const openingPrompt = `"How many lamps?\n<think>\n"`
+	c.publish(reqTopic, `{"id":"opened-on","prompt":`+openingPrompt+`,"think":true,"stream":true,"max_tokens":48,"temperature":0}`)
+	s = c.streamedFinal("opened-on")
+	if s.f.Reasoning != thought || s.reasoning != thought || !strings.HasPrefix(s.f.Text, answerText) || s.text != s.f.Text ||
+		s.f.Usage.ReasoningTokens != tokensOf(t, thinkModel, thought+"</think>") {
+		t.Fatalf("opened, think on: reasoning %q text %q usage %+v", s.f.Reasoning, s.f.Text, s.f.Usage)
+	}
+	c.publish(reqTopic, `{"id":"opened-off","prompt":`+openingPrompt+`,"stream":true,"max_tokens":48,"temperature":0}`)
+	s = c.streamedFinal("opened-off")
+	if s.f.Reasoning != "" || s.reasoning != "" || s.f.Text == "" || s.text != s.f.Text || strings.Contains(s.f.Text, "lamps") ||
+		s.f.Usage.ReasoningTokens != tokensOf(t, thinkModel, "</think>") {
+		t.Fatalf("opened, think off: reasoning %q text %q usage %+v", s.f.Reasoning, s.f.Text, s.f.Usage)
+	}
+
 	// No reasoning: think on changes nothing, no reasoning tokens.
 	c.publish(reqTopic, `{"id":"plain","prompt":"How many lamps?","think":true,"max_tokens":24,"temperature":0}`)
 	if f := c.final("plain"); f.Reasoning != "" || !strings.HasPrefix(f.Text, answerText) || f.Usage.ReasoningTokens != 0 {
@@ -217,6 +238,14 @@ func TestServeThinkingConstrained(t *testing.T) {
 		case !think && (f.Reasoning != "" || f.Usage.ReasoningTokens != 0):
 			t.Fatalf("%s: reasoning %q, usage %+v", id, f.Reasoning, f.Usage)
 		}
+	}
+
+	// A prompt that opened the reasoning, think off: the reasoning is
+	// closed first, then the JSON answer is constrained.
+	c.publish(reqTopic, `{"id":"opened","prompt":"Status?\n<think>\n","json":true,"max_tokens":40,"temperature":0}`)
+	if f := c.final("opened"); f.Status != mqtt.StatusOK || !json.Valid([]byte(f.Text)) || f.Reasoning != "" ||
+		f.Usage.ReasoningTokens != tokensOf(t, thinkModel, "</think>") {
+		t.Fatalf("opened: %+v (usage %+v, error %+v)", f, f.Usage, f.Error)
 	}
 
 	c.publish(reqTopic, `{"id":"tools","prompt":"Turn on the kitchen light","chat_template":"chatml","think":true,"max_tokens":200,"temperature":0,
