@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/edgellm/edgellm/inference/grammar"
@@ -55,6 +56,11 @@ type GenerateOptions struct {
 	// ends with an error). It is how a caller writes a few tokens for the
 	// model, e.g. closing a reasoning block a request did not ask for.
 	Force func(left int) int32
+	// NoEnd, when set, is called once before each token is sampled; while
+	// it returns true the end-of-generation tokens cannot be sampled (a
+	// reasoning that a constrained answer must follow may not end the
+	// output).
+	NoEnd func() bool
 	// ShowTokens lists control tokens whose text OnText receives although
 	// control tokens are otherwise left out of the text (reasoning markers
 	// that some vocabularies make control tokens). Kept short: it is
@@ -109,6 +115,7 @@ type Generator struct {
 	params    sampler.Params // the parameters sampler was made with
 	stream    *tokenizer.Decoder
 
+	eog     []int32          // the end-of-generation tokens (for NoEnd)
 	out     []byte           // the output so far, while GrammarStart waits
 	kv      []int32          // the tokens in the State's KV cache, in order
 	vocab   *grammar.Vocab   // built on first use of a grammar
@@ -159,7 +166,7 @@ func (g *Generator) constraint(gr *grammar.Grammar) (*grammar.Matcher, error) {
 
 // NewGenerator makes a generator over a state and the model's tokenizer.
 func NewGenerator(s *State, tok *tokenizer.Tokenizer) *Generator {
-	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false), kv: make([]int32, 0, s.Ctx())}
+	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false), kv: make([]int32, 0, s.Ctx()), eog: tok.EOG()}
 }
 
 // Prefill consumes prompt tokens from the state's current position and returns
@@ -269,6 +276,13 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 			id = opts.Force(opts.MaxTokens - res.Tokens)
 		}
 		if id < 0 {
+			if opts.NoEnd != nil && opts.NoEnd() {
+				for _, e := range g.eog {
+					if int(e) < len(logits) {
+						logits[e] = float32(math.Inf(-1))
+					}
+				}
+			}
 			id = g.sampler.Sample(logits)
 		}
 		if cons != nil {

@@ -284,3 +284,35 @@ func TestGenerateForceAndShowTokens(t *testing.T) {
 		t.Fatalf("with BOS shown: %q, want %q", shown, want)
 	}
 }
+
+// NoEnd keeps end-of-generation tokens from being sampled while it says so:
+// a sampled generation that ends by itself runs to MaxTokens with it, and
+// ends the same way as without it when it returns false.
+func TestGenerateNoEnd(t *testing.T) {
+	_, _, g := newTestState(t, "tiny-q8_0.gguf")
+	p := sampler.DefaultParams()
+	p.Temperature, p.TopK, p.TopP, p.MinP = 3, 0, 1, 0
+	gen := func(seed uint64, noEnd func() bool) Result {
+		t.Helper()
+		p.Seed = seed
+		res, err := g.Generate(context.Background(), []int32{1, 300, 301}, GenerateOptions{MaxTokens: 400, Sampling: p, NoEnd: noEnd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for seed := uint64(0); seed < 64; seed++ {
+		ended := gen(seed, nil)
+		if ended.Finish != FinishStop {
+			continue
+		}
+		if res := gen(seed, func() bool { return false }); res.Finish != FinishStop || res.Tokens != ended.Tokens {
+			t.Fatalf("seed %d: NoEnd false: %d tokens (%s), without NoEnd %d (%s)", seed, res.Tokens, res.Finish, ended.Tokens, ended.Finish)
+		}
+		if res := gen(seed, func() bool { return true }); res.Finish != FinishLength || res.Tokens != 400 {
+			t.Fatalf("seed %d: NoEnd true: %d tokens (%s), want 400 (length)", seed, res.Tokens, res.Finish)
+		}
+		return
+	}
+	t.Fatal("no seed of 64 made the sampled generation end by itself within 400 tokens")
+}
