@@ -200,6 +200,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		Grammar:      gr,
 		GrammarStart: grStart,
 		Force:        th.force,
+		NoEnd:        th.noEnd,
 		ShowTokens:   e.think.show,
 		OnText:       th.split.feed,
 	})
@@ -258,7 +259,8 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 // prompt that opened it, or a job that asked for it with a model that has
 // the markers as tokens (the opening marker is then forced first, so no
 // token before the value is free). Then the reasoning is closed early
-// enough to leave the value its tokens. A constraint that starts in the
+// enough to leave the value its tokens, and the output cannot end inside
+// it. A constraint that starts in the
 // answer (start: tool calls in "auto" mode) looks for its start in the
 // answer only.
 func (e *llm) reasoning(job Job, ids []int32, gr *grammar.Grammar, start func([]byte) int,

@@ -125,6 +125,10 @@ func (r *thinkRun) force(left int) int32 {
 	return id
 }
 
+// noEnd is the generation's NoEnd hook: a reasoning that a constrained
+// answer must follow (reserve set) may not end the output before it closes.
+func (r *thinkRun) noEnd() bool { return r.reserve > 0 && r.split.closedAt < 0 }
+
 // close queues the closing marker (once) in place of anything else queued:
 // what is left of a forced lead stands for what the model would have
 // reasoned, and closing overrides it.
