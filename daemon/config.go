@@ -158,6 +158,10 @@ type SamplingConfig struct {
 	RepeatPenalty float64 `yaml:"repeat_penalty"`
 	// Seed seeds the sampler; -1 means a fresh random seed per request.
 	Seed int64 `yaml:"seed"`
+	// Think lets thinking models reason before they answer (a request's
+	// think). Off by default: a voice pipeline must neither wait for nor
+	// speak reasoning.
+	Think bool `yaml:"think"`
 }
 
 // Config defaults. Threads has no constant: it depends on the machine.

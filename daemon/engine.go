@@ -20,7 +20,8 @@ type Engine interface {
 	// Run answers one job: it renders the prompt (chat template), fits it in
 	// the context (trimming a conversation by the documented rule and
 	// counting the dropped tokens in Outcome.Usage), generates, and streams
-	// text through job.OnText. When ctx is done it stops and returns the
+	// the answer through job.OnText and any reasoning before it through
+	// job.OnReasoning. When ctx is done it stops and returns the
 	// partial Outcome with FinishCancelled or FinishTimeout and ctx's error.
 	// A prompt that cannot fit returns an error wrapping ErrPromptTooLong.
 	Run(ctx context.Context, job Job) (Outcome, error)
@@ -96,19 +97,34 @@ type Job struct {
 	MaxTokens    int                // ≥ 1
 	Sampling     Sampling
 	Stop         []string
-	JSON         bool               // answer with JSON
-	Schema       json.RawMessage    // JSON Schema the answer follows (implies JSON)
-	Tools        []mqtt.Tool        // functions the model may call
-	ToolChoice   *mqtt.ToolChoice   // nil = auto
-	OnText       func(string) error // receives the answer as it is generated; an error stops the job
-	Progress     func()             // called per prefill chunk and per token (the watchdog heartbeat)
+	JSON         bool             // answer with JSON
+	Schema       json.RawMessage  // JSON Schema the answer follows (implies JSON)
+	Tools        []mqtt.Tool      // functions the model may call
+	ToolChoice   *mqtt.ToolChoice // nil = auto
+	// Think lets a thinking model reason before it answers. A template
+	// renderer passes it to the template as enable_thinking (the
+	// hand-written families have no such switch); whatever the template
+	// does, with Think false a reasoning the model or the prompt opens is
+	// closed at once by the engine.
+	Think  bool
+	OnText func(string) error // receives the answer as it is generated; an error stops the job
+	// OnReasoning, when set, receives the reasoning as it is generated
+	// (never part of OnText's text); an error stops the job.
+	OnReasoning func(string) error
+	Progress    func() // called per prefill chunk and per token (the watchdog heartbeat)
 
 	constraint *constraint // compiled by checkJob; nil = compile when run
+	// lead, when set, is text the generation begins with, forced token by
+	// token as if the model wrote it (tests drive the reasoning split
+	// through the real generation with it; random test models never write
+	// reasoning markers of their own).
+	lead string
 }
 
 // Outcome is what a job produced.
 type Outcome struct {
-	Text         string
+	Text         string // the answer, after any reasoning
+	Reasoning    string // the reasoning before it (markers and surrounding whitespace left out)
 	FinishReason string // one of mqtt's Finish constants
 	Usage        mqtt.Usage
 	Timings      mqtt.Timings
@@ -132,6 +148,7 @@ func NewJob(req *mqtt.Request, cfg *Config) Job {
 		Schema:       req.Schema,
 		Tools:        req.Tools,
 		ToolChoice:   req.ToolChoice,
+		Think:        pick(req.Think, s.Think),
 		Sampling: Sampling{
 			Temperature:   pick(req.Temperature, s.Temperature),
 			TopP:          pick(req.TopP, s.TopP),

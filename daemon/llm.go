@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -30,6 +31,8 @@ type llm struct {
 	log      *slog.Logger
 	// tmplErr says why there is no template (for requests with messages).
 	tmplErr error
+	// think are the tokens of the reasoning markers.
+	think thinkTokens
 }
 
 // LoadLLM loads a GGUF model with the inference engine. opts.Check, when
@@ -71,6 +74,10 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		return fail(err)
 	}
 	e.gen = inference.NewGenerator(e.state, m.Tokenizer)
+	if e.think, err = newThinkTokens(m.Tokenizer); err != nil {
+		e.state.Close()
+		return fail(err)
+	}
 	e.cache, e.log = opts.CacheFile, opts.Logger
 	if opts.PrefixCacheBytes != nil {
 		if b := opts.PrefixCacheBytes(); b > 0 {
@@ -143,7 +150,8 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		stops = nil // the grammar ends the value; a stop string must not cut it
 	}
 	m := stopMatcher{stops: stops}
-	var text strings.Builder
+	var text, reasoning strings.Builder
+	stopped := false
 	emit := func(s string) error {
 		if s == "" {
 			return nil
@@ -154,12 +162,35 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 		return nil
 	}
+	// answer takes the answer from the reasoning splitter: stop sequences
+	// apply to it alone.
+	answer := func(b []byte) error {
+		s, stop := m.feed(string(b))
+		if err := emit(s); err != nil {
+			return err
+		}
+		if stop {
+			stopped = true
+			return errStop
+		}
+		return nil
+	}
+	reason := func(b []byte) error {
+		reasoning.Write(b)
+		if job.OnReasoning != nil {
+			return job.OnReasoning(string(b))
+		}
+		return nil
+	}
+	th, gr, grStart, err := e.reasoning(job, ids, gr, grStart, reason, answer)
+	if err != nil {
+		return out, err
+	}
 	if e.prefixes != nil {
 		if toks := e.prefixes.Restore(e.state, ids, e.gen.Tokens()); toks != nil {
 			e.gen.Adopt(toks)
 		}
 	}
-	stopped := false
 	res, err := e.gen.Generate(ctx, ids, inference.GenerateOptions{
 		MaxTokens:    job.MaxTokens,
 		Sampling:     samplerParams(job.Sampling),
@@ -168,30 +199,35 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		OnPrefilled:  e.keepPrefix(ids),
 		Grammar:      gr,
 		GrammarStart: grStart,
-		OnText: func(b []byte) error {
-			s, stop := m.feed(string(b))
-			if err := emit(s); err != nil {
-				return err
-			}
-			if stop {
-				stopped = true
-				return errStop
-			}
-			return nil
-		},
+		Force:        th.force,
+		NoEnd:        th.noEnd,
+		ShowTokens:   e.think.show,
+		OnText:       th.split.feed,
 	})
-	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped}
+	if err == nil || errors.Is(err, errStop) {
+		// The end of the output: what the splitter and the stop matcher
+		// held back is settled (and may still hit a stop sequence).
+		if ferr := th.split.flush(); ferr != nil && !errors.Is(ferr, errStop) {
+			return out, ferr
+		}
+		if !stopped {
+			if ferr := emit(m.flush()); ferr != nil {
+				return out, ferr
+			}
+		}
+	}
+	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped,
+		ReasoningTokens: th.reasoningTokens(res.Tokens)}
 	out.Timings = mqtt.Timings{
 		TTFTMs:     float64(res.FirstToken.Microseconds()) / 1000,
 		PrefillTPS: res.PrefillTPS(),
 		DecodeTPS:  res.DecodeTPS(),
 	}
+	out.Text, out.Reasoning = text.String(), reasoning.String()
 	switch {
 	case stopped:
 		out.FinishReason = mqtt.FinishStop
-		err = nil
 	case err != nil:
-		out.Text = text.String()
 		if ctx.Err() != nil {
 			out.FinishReason = mqtt.FinishCancelled
 			return out, ctx.Err()
@@ -200,25 +236,71 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			return out, badField("max_tokens", err)
 		}
 		return out, err
-	default:
-		if ferr := emit(m.flush()); ferr != nil {
-			return out, ferr
-		}
-		switch res.Finish {
-		case inference.FinishStop:
-			out.FinishReason = mqtt.FinishStop
-		default: // length, or the context window is full
-			out.FinishReason = mqtt.FinishLength
-		}
+	case res.Finish == inference.FinishStop:
+		out.FinishReason = mqtt.FinishStop
+	default: // length, or the context window is full
+		out.FinishReason = mqtt.FinishLength
 	}
-	out.Text = text.String()
 	if mode := jobToolMode(job); mode != toolsOff {
+		// Only the answer is read: a call the model considered in its
+		// reasoning is no call.
 		if call, ok := toolCall(out.Text, job.Tools); ok {
 			out.ToolCalls = []mqtt.ToolCall{call}
 			out.FinishReason = mqtt.FinishToolCall
 		}
 	}
 	return out, nil
+}
+
+// reasoning sets up the reasoning split of a job whose prompt is ids: the
+// splitter in front of the answer's sink, the tokens to force, and the
+// constraint moved after the reasoning. A constraint on the whole answer
+// (gr without start) starts right after the reasoning when there is one: a
+// prompt that opened it, or a job that asked for it with a model that has
+// the markers as tokens (the opening marker is then forced first, so no
+// token before the value is free). Then the reasoning is closed early
+// enough to leave the value its tokens, and the output cannot end inside
+// it. A constraint that starts in the
+// answer (start: tool calls in "auto" mode) looks for its start in the
+// answer only.
+func (e *llm) reasoning(job Job, ids []int32, gr *grammar.Grammar, start func([]byte) int,
+	reason, answer func([]byte) error) (*thinkRun, *grammar.Grammar, func([]byte) int, error) {
+	opened := promptOpensThinking(e.model.Tokenizer, ids)
+	th := &thinkRun{tokens: e.think, think: job.Think}
+	th.split = newThinkSplitter(thinkOpen, thinkClose, opened, reason, answer)
+	th.split.onOpen, th.split.onClose = th.opened, th.closed
+	if job.lead != "" {
+		lead, err := encodeLead(e.model.Tokenizer, e.think, job.lead)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		th.lead = lead
+	}
+	if opened && !job.Think {
+		th.close()
+	}
+	switch {
+	case gr == nil:
+	case start != nil:
+		start = th.answerStart(start)
+	case opened || job.Think && e.think.own:
+		cost, err := e.gen.GrammarCost(gr)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		th.reserve = cost + len(e.think.close)
+		need := th.reserve
+		if !opened {
+			th.queue = e.think.open
+			need += len(e.think.open)
+		}
+		if need > job.MaxTokens {
+			return nil, nil, nil, badField("max_tokens", fmt.Errorf("%w: the reasoning markers and the shortest value take %d tokens, max tokens is %d",
+				inference.ErrGrammarBudget, need, job.MaxTokens))
+		}
+		start = th.afterReasoning
+	}
+	return th, gr, start, nil
 }
 
 // prompt renders and tokenizes the job's prompt, trimming a conversation to

@@ -423,8 +423,10 @@ type reply struct {
 	topic    string // where the final answer goes
 	errTopic string // where an error answer goes instead ("" = topic)
 	stream   string // where chunks go ("" = no streaming)
-	msg      mqtt.Message
-	delivery Delivery // recorded as answered once the answer is out
+	// reasoning is where chunks of the reasoning go (set with stream).
+	reasoning string
+	msg       mqtt.Message
+	delivery  Delivery // recorded as answered once the answer is out
 }
 
 func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message, d Delivery) reply {
@@ -442,7 +444,7 @@ func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message, d De
 		}
 	}
 	if req.Stream && !req.Plain {
-		r.stream = t.Stream(req.ID)
+		r.stream, r.reasoning = t.Stream(req.ID), t.ReasoningStream(req.ID)
 	}
 	return r
 }

@@ -55,9 +55,12 @@ func (s *server) run(serveCtx context.Context, e *Entry, jobCtx context.Context)
 	}()
 	s.log.Info("job started", "id", job.ID, "waited", time.Since(e.Arrived).Round(time.Millisecond))
 
-	var st *streamer
+	var st, rs *streamer // the answer's and the reasoning's streams
 	if rp.stream != "" {
 		st = newStreamer(s.currentClient(), rp.stream, job.ID, s.log)
+	}
+	if rp.reasoning != "" {
+		rs = newStreamer(s.currentClient(), rp.reasoning, job.ID, s.log)
 	}
 	job.OnText = func(chunk string) error {
 		if st != nil {
@@ -65,8 +68,17 @@ func (s *server) run(serveCtx context.Context, e *Entry, jobCtx context.Context)
 		}
 		return nil
 	}
+	job.OnReasoning = func(chunk string) error {
+		if rs != nil {
+			rs.add(chunk)
+		}
+		return nil
+	}
 	job.Progress = s.beat.Beat
 	out, err := s.engine.Run(jobCtx, job)
+	if rs != nil {
+		rs.close() // the reasoning's last chunk goes out before the answer's
+	}
 	if st != nil {
 		st.close()
 	}
@@ -77,7 +89,7 @@ func (s *server) run(serveCtx context.Context, e *Entry, jobCtx context.Context)
 	cause := context.Cause(jobCtx)
 	switch {
 	case err == nil:
-		f = mqtt.Final{ID: job.ID, Status: mqtt.StatusOK, Text: out.Text, FinishReason: out.FinishReason,
+		f = mqtt.Final{ID: job.ID, Status: mqtt.StatusOK, Text: out.Text, Reasoning: out.Reasoning, FinishReason: out.FinishReason,
 			Usage: &out.Usage, Timings: &out.Timings, ToolCalls: out.ToolCalls}
 	case errors.Is(cause, ErrShutdown):
 		s.log.Info("job stopped by shutdown; it will run again after the restart", "id", job.ID)
@@ -98,13 +110,13 @@ func (s *server) run(serveCtx context.Context, e *Entry, jobCtx context.Context)
 		f = mqtt.ErrorFinal(job.ID, code, err)
 	}
 	if f.Status == mqtt.StatusError {
-		f.Text = out.Text
+		f.Text, f.Reasoning = out.Text, out.Reasoning
 		if out.Usage.PromptTokens > 0 {
 			f.Usage, f.Timings = &out.Usage, &out.Timings
 		}
 	}
 	s.log.Info("job done", "id", job.ID, "status", f.Status, "finish", f.FinishReason,
-		"prompt_tokens", out.Usage.PromptTokens, "tokens", out.Usage.CompletionTokens,
+		"prompt_tokens", out.Usage.PromptTokens, "tokens", out.Usage.CompletionTokens, "reasoning_tokens", out.Usage.ReasoningTokens,
 		"decode_tps", math.Round(out.Timings.DecodeTPS*10)/10)
 	s.answer(serveCtx, job.ID, rp, f)
 	if len(f.ToolCalls) > 0 {

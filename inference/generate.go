@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/edgellm/edgellm/inference/grammar"
@@ -46,6 +47,25 @@ type GenerateOptions struct {
 	// offset are fed to the grammar, and from then on the output is
 	// constrained; if they cannot begin a valid value, the output stays free.
 	GrammarStart func(out []byte) int
+	// Force, when set, is called once before each token is chosen, with
+	// the number of tokens that may still be generated (this one included).
+	// A token id it returns (≥ 0) is taken as the next token instead of a
+	// sampled one; -1 lets the sampler choose. Forced tokens are generated
+	// tokens like the others: they count against MaxTokens, stream through
+	// OnText, and an active Grammar must accept them (else the generation
+	// ends with an error). It is how a caller writes a few tokens for the
+	// model, e.g. closing a reasoning block a request did not ask for.
+	Force func(left int) int32
+	// NoEnd, when set, is called once before each token is sampled; while
+	// it returns true the end-of-generation tokens cannot be sampled (a
+	// reasoning that a constrained answer must follow may not end the
+	// output).
+	NoEnd func() bool
+	// ShowTokens lists control tokens whose text OnText receives although
+	// control tokens are otherwise left out of the text (reasoning markers
+	// that some vocabularies make control tokens). Kept short: it is
+	// searched once per token.
+	ShowTokens []int32
 	// OnPrefilled, when set, is called once the prompt is consumed, before
 	// the first token is sampled: the state then holds exactly the prompt,
 	// the moment to keep its caches (PrefixCache.Store) for layers that
@@ -95,6 +115,7 @@ type Generator struct {
 	params    sampler.Params // the parameters sampler was made with
 	stream    *tokenizer.Decoder
 
+	eog     []int32          // the end-of-generation tokens (for NoEnd)
 	out     []byte           // the output so far, while GrammarStart waits
 	kv      []int32          // the tokens in the State's KV cache, in order
 	vocab   *grammar.Vocab   // built on first use of a grammar
@@ -145,7 +166,7 @@ func (g *Generator) constraint(gr *grammar.Grammar) (*grammar.Matcher, error) {
 
 // NewGenerator makes a generator over a state and the model's tokenizer.
 func NewGenerator(s *State, tok *tokenizer.Tokenizer) *Generator {
-	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false), kv: make([]int32, 0, s.Ctx())}
+	return &Generator{State: s, Tokenizer: tok, stream: tok.NewDecoder(false), kv: make([]int32, 0, s.Ctx()), eog: tok.EOG()}
 }
 
 // Prefill consumes prompt tokens from the state's current position and returns
@@ -250,7 +271,20 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 				return res, fmt.Errorf("inference: constrained decoding: %w", err)
 			}
 		}
-		id := g.sampler.Sample(logits)
+		id := int32(-1)
+		if opts.Force != nil {
+			id = opts.Force(opts.MaxTokens - res.Tokens)
+		}
+		if id < 0 {
+			if opts.NoEnd != nil && opts.NoEnd() {
+				for _, e := range g.eog {
+					if int(e) < len(logits) {
+						logits[e] = float32(math.Inf(-1))
+					}
+				}
+			}
+			id = g.sampler.Sample(logits)
+		}
 		if cons != nil {
 			if err := cons.Accept(id); err != nil {
 				return res, fmt.Errorf("inference: constrained decoding: %w", err)
@@ -269,7 +303,12 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 			break
 		}
 		g.sampler.Accept(id)
-		text := g.stream.Add(id)
+		var text []byte
+		if shown(opts.ShowTokens, id) {
+			text = g.stream.AddSpecial(id)
+		} else {
+			text = g.stream.Add(id)
+		}
 		if err := g.emit(text, opts.OnText); err != nil {
 			res.Finish = FinishCancelled
 			return res, err
@@ -305,6 +344,27 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 	}
 	res.Decode = time.Since(firstAt)
 	return res, g.emit(g.stream.Flush(), opts.OnText)
+}
+
+// shown reports whether id is in ids (GenerateOptions.ShowTokens).
+func shown(ids []int32, id int32) bool {
+	for _, s := range ids {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// GrammarCost is the fewest tokens a value of gr takes with this
+// generator's vocabulary: what a caller must leave for it when something
+// comes before the constrained value (GrammarStart).
+func (g *Generator) GrammarCost(gr *grammar.Grammar) (int, error) {
+	m, err := g.constraint(gr)
+	if err != nil {
+		return 0, err
+	}
+	return m.CloseCost(), nil
 }
 
 func (g *Generator) emit(text []byte, onText func([]byte) error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/edgellm/edgellm/inference/grammar"
@@ -229,3 +230,89 @@ func TestGenerateReusePrefix(t *testing.T) {
 // architecture and the kinds of matmul input (Q8_K, Q8_1, Q8_0, F32).
 var zeroAllocModels = []string{"stories260K", "tiny-q4_k_m", "tiny-q4_1", "qwen2-tiny-q8_0",
 	"qwen3-tiny-q4_k_m", "gemma3-tiny-q8_0", "phi3-tiny-q8_0", "lfm2-tiny-q8_0", "smollm3-tiny-q4_k_m"}
+
+// Force takes the tokens it returns in place of sampled ones, counted and
+// streamed like them; ShowTokens puts a control token's text in the stream,
+// which otherwise leaves it out.
+func TestGenerateForceAndShowTokens(t *testing.T) {
+	m, _, g := newTestState(t, "stories260K-tok512.gguf")
+	tok := m.Tokenizer
+	forced, err := tok.Encode("Once upon a time", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bos := tok.BOS()
+	if !tok.IsControl(bos) {
+		t.Fatalf("BOS %d is not a control token", bos)
+	}
+	script := append(append([]int32(nil), forced...), bos)
+	run := func(show []int32) (string, Result) {
+		t.Helper()
+		var out []byte
+		next, lefts := 0, []int{}
+		res, err := g.Generate(context.Background(), []int32{bos}, GenerateOptions{MaxTokens: len(script) + 3, Sampling: greedy(),
+			Force: func(left int) int32 {
+				lefts = append(lefts, left)
+				if next < len(script) {
+					next++
+					return script[next-1]
+				}
+				return -1
+			},
+			ShowTokens: show,
+			OnText:     func(b []byte) error { out = append(out, b...); return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range lefts {
+			if l != len(script)+3-i {
+				t.Fatalf("Force saw %v tokens left", lefts)
+			}
+		}
+		return string(out), res
+	}
+	hidden, res := run(nil)
+	if res.Tokens != len(script)+3 || res.Finish != FinishLength {
+		t.Fatalf("%d tokens, finish %s", res.Tokens, res.Finish)
+	}
+	const prefix = " Once upon a time"
+	if len(hidden) <= len(prefix) || hidden[:len(prefix)] != prefix || strings.Contains(hidden, "<s>") {
+		t.Fatalf("output %q", hidden)
+	}
+	shown, _ := run([]int32{bos})
+	if want := prefix + "<s>" + hidden[len(prefix):]; shown != want {
+		t.Fatalf("with BOS shown: %q, want %q", shown, want)
+	}
+}
+
+// NoEnd keeps end-of-generation tokens from being sampled while it says so:
+// a sampled generation that ends by itself runs to MaxTokens with it, and
+// ends the same way as without it when it returns false.
+func TestGenerateNoEnd(t *testing.T) {
+	_, _, g := newTestState(t, "tiny-q8_0.gguf")
+	p := sampler.DefaultParams()
+	p.Temperature, p.TopK, p.TopP, p.MinP = 3, 0, 1, 0
+	gen := func(seed uint64, noEnd func() bool) Result {
+		t.Helper()
+		p.Seed = seed
+		res, err := g.Generate(context.Background(), []int32{1, 300, 301}, GenerateOptions{MaxTokens: 400, Sampling: p, NoEnd: noEnd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for seed := uint64(0); seed < 64; seed++ {
+		ended := gen(seed, nil)
+		if ended.Finish != FinishStop {
+			continue
+		}
+		if res := gen(seed, func() bool { return false }); res.Finish != FinishStop || res.Tokens != ended.Tokens {
+			t.Fatalf("seed %d: NoEnd false: %d tokens (%s), without NoEnd %d (%s)", seed, res.Tokens, res.Finish, ended.Tokens, ended.Finish)
+		}
+		if res := gen(seed, func() bool { return true }); res.Finish != FinishLength || res.Tokens != 400 {
+			t.Fatalf("seed %d: NoEnd true: %d tokens (%s), want 400 (length)", seed, res.Tokens, res.Finish)
+		}
+		return
+	}
+	t.Fatal("no seed of 64 made the sampled generation end by itself within 400 tokens")
+}

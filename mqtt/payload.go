@@ -139,6 +139,12 @@ type Request struct {
 	ToolChoice *ToolChoice `json:"tool_choice,omitempty"` // nil means auto
 	// ChatTemplate overrides the configured chat template for this request.
 	ChatTemplate string `json:"chat_template,omitempty"`
+	// Think lets a thinking model reason before it answers (the template's
+	// enable_thinking); nil takes sampling.think. The reasoning goes to
+	// Final.Reasoning and Topics.ReasoningStream(ID), never into the text.
+	// When it is false and the model starts reasoning anyway, the reasoning
+	// is closed at once.
+	Think *bool `json:"think,omitempty"`
 
 	// Plain is true when the payload was bare text rather than JSON: the
 	// answer is then bare text on Topics.Response().

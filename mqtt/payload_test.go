@@ -18,7 +18,7 @@ func TestParseRequestFull(t *testing.T) {
 		"stop": ["\n\n", "User:"], "stream": true, "reply_to": "app/answers/1",
 		"schema": {"type":"object"}, "tools": [{"type":"function","function":{"name":"get_weather",
 		"description":"d","parameters":{"type":"object"}}}], "tool_choice": {"type":"function","function":{"name":"get_weather"}},
-		"chat_template": "chatml"}`
+		"chat_template": "chatml", "think": true}`
 	r, err := ParseRequest([]byte(payload), testLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func TestParseRequestFull(t *testing.T) {
 		*r.TopP != 1 || *r.TopK != 0 || *r.MinP != 0.1 || *r.Seed != 7 || !reflect.DeepEqual(r.Stop, []string{"\n\n", "User:"}) ||
 		!r.Stream || r.ReplyTo != "app/answers/1" || !r.JSON || string(r.Schema) != `{"type":"object"}` ||
 		r.Tools[0].Function.Name != "get_weather" || *r.ToolChoice != (ToolChoice{Mode: ToolChoiceFunction, Function: "get_weather"}) ||
-		r.ChatTemplate != "chatml" {
+		r.ChatTemplate != "chatml" || r.Think == nil || !*r.Think {
 		t.Errorf("parsed %+v", r)
 	}
 	// Unset sampling fields stay nil so the configured defaults apply.
@@ -35,7 +35,7 @@ func TestParseRequestFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.MaxTokens != nil || r.Temperature != nil || r.Seed != nil || !r.GeneratedID || ValidateRequestID(r.ID) != nil || !r.JSON || r.ToolChoice.Mode != "none" {
+	if r.MaxTokens != nil || r.Temperature != nil || r.Seed != nil || r.Think != nil || !r.GeneratedID || ValidateRequestID(r.ID) != nil || !r.JSON || r.ToolChoice.Mode != "none" {
 		t.Errorf("parsed %+v", r)
 	}
 }
@@ -228,6 +228,15 @@ func TestFinalJSONShape(t *testing.T) {
 	b, _ = json.Marshal(tc)
 	if !strings.Contains(string(b), `"tool_calls":[{"id":"c1","name":"get_weather","arguments":{"city":"Paris"}}]`) {
 		t.Errorf("tool call JSON %s", b)
+	}
+
+	// A thinking model's answer: the reasoning apart from the text, its
+	// tokens counted.
+	th := Final{ID: "r", Status: StatusOK, Text: "Two.", Reasoning: "Two lamps.", FinishReason: FinishStop,
+		Usage: &Usage{PromptTokens: 9, CompletionTokens: 8, ReasoningTokens: 6}}
+	b, _ = json.Marshal(th)
+	if want := `{"id":"r","status":"ok","text":"Two.","reasoning":"Two lamps.","finish_reason":"stop","usage":{"prompt_tokens":9,"completion_tokens":8,"cached_tokens":0,"reasoning_tokens":6}}`; string(b) != want {
+		t.Errorf("reasoning JSON\n got %s\nwant %s", b, want)
 	}
 
 	chunk, _ := json.Marshal(StreamChunk{ID: "x", Seq: 3, Text: " Par"})

@@ -32,8 +32,9 @@ const (
 	FinishError     = "error"     // any other error
 )
 
-// StreamChunk is one piece of a streamed answer on Topics.Stream(id), QoS 0.
-// Seq counts from 0; chunks may be lost but never reordered by the daemon.
+// StreamChunk is one piece of a streamed answer on Topics.Stream(id), or of
+// its reasoning on Topics.ReasoningStream(id), QoS 0. Seq counts from 0 on
+// each topic; chunks may be lost but never reordered by the daemon.
 type StreamChunk struct {
 	ID   string `json:"id"`   // the request id
 	Seq  int    `json:"seq"`  // 0, 1, 2, … within the request
@@ -42,12 +43,14 @@ type StreamChunk struct {
 
 // Usage counts tokens. DroppedTokens is how many tokens of a conversation
 // were trimmed to fit the context (oldest turns first, the system message
-// kept).
+// kept). ReasoningTokens is how many of the CompletionTokens were reasoning,
+// its markers included (a reasoning closed early counts too).
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`            // tokens of the prompt as run
-	CompletionTokens int `json:"completion_tokens"`        // tokens generated
-	CachedTokens     int `json:"cached_tokens"`            // prompt tokens reused from the KV cache
-	DroppedTokens    int `json:"dropped_tokens,omitempty"` // conversation tokens trimmed to fit
+	PromptTokens     int `json:"prompt_tokens"`              // tokens of the prompt as run
+	CompletionTokens int `json:"completion_tokens"`          // tokens generated, reasoning included
+	CachedTokens     int `json:"cached_tokens"`              // prompt tokens reused from the KV cache
+	DroppedTokens    int `json:"dropped_tokens,omitempty"`   // conversation tokens trimmed to fit
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"` // generated tokens of the reasoning
 }
 
 // Timings measure a job: time to first token and the two phases' speeds.
@@ -74,7 +77,8 @@ type ToolCall struct {
 type Final struct {
 	ID           string     `json:"id"`                      // the request id
 	Status       string     `json:"status"`                  // StatusOK or StatusError
-	Text         string     `json:"text"`                    // the answer (partial when cancelled)
+	Text         string     `json:"text"`                    // the answer (partial when cancelled), never the reasoning
+	Reasoning    string     `json:"reasoning,omitempty"`     // what a thinking model reasoned before the answer
 	FinishReason string     `json:"finish_reason,omitempty"` // one of the Finish constants
 	Usage        *Usage     `json:"usage,omitempty"`         // token counts, when the job ran
 	Timings      *Timings   `json:"timings,omitempty"`       // speeds, when the job ran

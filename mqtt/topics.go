@@ -61,6 +61,11 @@ func (t Topics) ResponseFor(id string) string { return t.prefix() + "response/" 
 // <base>/<node>/response/<id>/stream.
 func (t Topics) Stream(id string) string { return t.ResponseFor(id) + "/stream" }
 
+// ReasoningStream is where the streamed reasoning of request id goes (a
+// thinking model's text before its answer, never part of Stream):
+// <base>/<node>/response/<id>/reasoning.
+func (t Topics) ReasoningStream(id string) string { return t.ResponseFor(id) + "/reasoning" }
+
 // Error is where the error answer to a request goes when the request
 // gives no usable id and no reply_to (so no response topic of its own):
 // <base>/<node>/error.

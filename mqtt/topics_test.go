@@ -16,6 +16,7 @@ func TestTopics(t *testing.T) {
 		tp.LastResponse():            "home/llm/kitchen-pi/last_response",
 		tp.ResponseFor("abc"):        "home/llm/kitchen-pi/response/abc",
 		tp.Stream("abc"):             "home/llm/kitchen-pi/response/abc/stream",
+		tp.ReasoningStream("abc"):    "home/llm/kitchen-pi/response/abc/reasoning",
 		tp.Cancel():                  "home/llm/kitchen-pi/cancel",
 		tp.Availability():            "home/llm/kitchen-pi/availability",
 		tp.Status():                  "home/llm/kitchen-pi/status",
