@@ -131,7 +131,8 @@ var conformanceModels = []struct {
 // reference's exp and sums round differently in places; each such difference
 // can flip the rounding of a Q8 activation, so quantized models land around
 // 0.01–0.03. Attention rounds the query and the softmax weights to FP16 as
-// the reference does, which makes several files (tiny-q4_0, tiny-q6_k,
+// the reference does, and RoPE rounds as its fused multiply-adds do, which
+// makes several files (tiny-q4_0, tiny-q8_0, tiny-q3_k_s, tiny-q6_k,
 // qwen2-tiny-q8_0, qwen3-gpt2-q8_0) bit-identical on every row.
 func TestConformanceLogits(t *testing.T) {
 	for _, tc := range conformanceModels {
