@@ -459,3 +459,29 @@ func TestExpApprox(t *testing.T) {
 		t.Errorf("expApprox(NaN) = %v", v)
 	}
 }
+
+// TestRopeRoundsAsFusedMultiplyAdd pins the rounding of the rotation: each
+// output is one product rounded to float32 plus the other product, added
+// exactly and rounded once, as the reference's contracted C code computes it.
+// The expected values were computed with C's fmaf; in each case rounding both
+// products (the second pair of values) gives different bits for both outputs.
+func TestRopeRoundsAsFusedMultiplyAdd(t *testing.T) {
+	cases := []struct{ x0, x1, c, s, want0, want1, unfused0, unfused1 float32 }{
+		{0x1.7f89e4p+0, 0x1.c9ad48p-1, 0x1.d164c4p-1, 0x1.aadcacp-2, 0x1.fa7736p-1, 0x1.6fe37ep+0, 0x1.fa7738p-1, 0x1.6fe37cp+0},
+		{-0x1.fc36cp+0, 0x1.43dc78p-1, 0x1.b57936p-1, 0x1.0a0264p-1, -0x1.032f48p+1, -0x1.f6ba94p-2, -0x1.032f4ap+1, -0x1.f6ba98p-2},
+		{-0x1.8280ecp+0, -0x1.857458p-1, -0x1.978864p-1, 0x1.35efe8p-1, 0x1.a9850ap+0, -0x1.3be42ep-2, 0x1.a9850cp+0, -0x1.3be43p-2},
+	}
+	for i, tc := range cases {
+		cos, sin := []float32{tc.c}, []float32{tc.s}
+		norm := []float32{tc.x0, tc.x1}
+		RopeNorm(norm, 1, 2, cos, sin)
+		neox := []float32{tc.x0, tc.x1}
+		RopeNeox(neox, 1, 2, cos, sin)
+		for _, got := range [][]float32{norm, neox} {
+			if got[0] != tc.want0 || got[1] != tc.want1 {
+				t.Errorf("case %d: rotated to (%x, %x), want (%x, %x) (both products rounded: (%x, %x))",
+					i, got[0], got[1], tc.want0, tc.want1, tc.unfused0, tc.unfused1)
+			}
+		}
+	}
+}
