@@ -116,21 +116,21 @@ var errStop = errors.New("stop sequence")
 // Run answers one job; see Engine.
 func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	var out Outcome
-	c := job.constraint
-	if c == nil {
-		gr, start, err := jobGrammar(job)
-		if err != nil {
-			return out, err
-		}
-		c = &constraint{grammar: gr, start: start}
-	}
-	gr, grStart := c.grammar, c.start
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
 		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
 			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
 		}
 	}
+	syn := templateSyntax(tmpl) // the tool-call syntax the template teaches
+	c := job.constraint
+	if c == nil || c.syntax != syn {
+		var err error
+		if c, err = jobConstraint(job, syn); err != nil {
+			return out, err
+		}
+	}
+	gr, grStart := c.grammar, c.start
 	ids, dropped, err := e.prompt(job, tmpl, terr)
 	if err != nil {
 		return out, err
@@ -213,8 +213,8 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	}
 	out.Text = text.String()
 	if mode := jobToolMode(job); mode != toolsOff {
-		if call, ok := toolCall(out.Text, job.Tools); ok {
-			out.ToolCalls = []mqtt.ToolCall{call}
+		if calls := toolCalls(syn, out.Text, job.Tools); calls != nil {
+			out.ToolCalls = calls
 			out.FinishReason = mqtt.FinishToolCall
 		}
 	}
