@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -121,5 +122,81 @@ func TestComposeErrors(t *testing.T) {
 		if _, err := b.Build(build(b)); err == nil {
 			t.Errorf("%s: Build succeeded", name)
 		}
+	}
+}
+
+// TestMaskExactComposed checks Mask against feeding every token on its own
+// (see checkMaskExact) in states of composed grammars: inside fixed texts,
+// optional whitespace, separators, bare keys, Python words and FunctionGemma
+// strings.
+func TestMaskExactComposed(t *testing.T) {
+	params := []byte(`{"type":"object","properties":{"city":{"type":"string","maxLength":6},"on":{"type":"boolean"}},"required":["city"]}`)
+	hermes := func(b *Builder) Node {
+		sp := b.Space()
+		call := b.Value([]byte(`{"type":"object","properties":{"name":{"const":"f"},"arguments":` + string(params) + `},"required":["name","arguments"]}`))
+		sep := b.Seq(sp, b.Text("<tool_call>"))
+		return b.Repeat(b.Seq(sp, call, sp, b.Text("</tool_call>")), &sep, 1, 2)
+	}
+	python := func(b *Builder) Node {
+		comma := b.Seq(b.Text(","), b.Space())
+		return b.Seq(b.Text("["), b.Repeat(b.Seq(b.Text("f"), b.Arguments(params, '(', ')', '=')), &comma, 1, 3), b.Text("]"))
+	}
+	gemma := func(b *Builder) Node {
+		return b.Seq(b.Text("call:f"), b.Arguments(params, '{', '}', ':'), b.Text("<end>"))
+	}
+	// The shortest completions of some states: CloseCost is their length.
+	shortest := map[string]string{
+		"hermes:":   `{"name":"f","arguments":{"city":""}}</tool_call>`,
+		"hermes:\n": `{"name":"f","arguments":{"city":""}}</tool_call>`,
+		`hermes:{"name":"f","arguments":{"city":"ab"}}</tool`: `_call>`,
+		"python:[f(":                       `city="")]`,
+		`python:[f(city="x", `:             `on=True)]`,
+		"gemma:call:f{":                    "city:<escape><escape>}<end>",
+		"gemma:call:f{city:<escape>ab<e":   "scape>}<end>",
+		"gemma:call:f{city:<escape>abcdef": "<escape>}<end>",
+	}
+	checked := map[string]bool{}
+	for _, c := range []struct {
+		name    string
+		dialect Dialect
+		build   func(b *Builder) Node
+		texts   []string
+	}{
+		{"hermes", DialectJSON, hermes, []string{"", "\n", `{"name":"f","arguments":{"city":"ab"}}`, `{"name":"f","arguments":{"city":"ab"}}</tool`,
+			`{"name":"f","arguments":{"city":"ab"}}</tool_call>`, `{"name":"f","arguments":{"city":"ab"}}</tool_call> <tool_call>`}},
+		{"python", DialectPython, python, []string{"[f", "[f(", "[f(ci", "[f(city=", `[f(city="x", `, `[f(city="x", on=T`, `[f(city="x")`, `[f(city="x"), `}},
+		{"gemma", DialectGemma, gemma, []string{"call:f{", "call:f{city:<esc", "call:f{city:<escape>ab<e", "call:f{city:<escape>abcdef", `call:f{city:<escape>x<escape>,on:`, "call:f{city:<escape>x<escape>}<e"}},
+	} {
+		b := NewBuilder(c.dialect, Options{})
+		g, err := b.Build(c.build(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{gpt2Vocab, llamaVocab} {
+			tok, v := loadVocab(t, path)
+			m, err := g.NewMatcher(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, text := range c.texts {
+				m.Reset()
+				if err := m.AcceptBytes([]byte(text)); err != nil {
+					t.Fatalf("%s %q: %v", c.name, text, err)
+				}
+				checkMaskExact(t, tok, v, m, fmt.Sprintf("%s %s %q", path, c.name, text))
+				if rest, ok := shortest[c.name+":"+text]; ok {
+					checked[c.name+":"+text] = true
+					if got := m.CloseCost(); got != len(rest) {
+						t.Errorf("%s %q: CloseCost %d, want %d (%q)", c.name, text, got, len(rest), rest)
+					}
+					if err := m.AcceptBytes([]byte(rest)); err != nil || !m.Complete() {
+						t.Errorf("%s %q + %q: %v, complete %v", c.name, text, rest, err, m.Complete())
+					}
+				}
+			}
+		}
+	}
+	if len(checked) != len(shortest) {
+		t.Errorf("%d of %d shortest completions checked", len(checked), len(shortest))
 	}
 }
