@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/edgellm/edgellm/inference/tokenizer"
 )
 
 // composeCase is a text that a composed grammar allows or not.
@@ -198,5 +201,37 @@ func TestMaskExactComposed(t *testing.T) {
 	}
 	if len(checked) != len(shortest) {
 		t.Errorf("%d of %d shortest completions checked", len(checked), len(shortest))
+	}
+}
+
+// TestUserDefinedTokens checks that user-defined tokens (DeepSeek's added
+// single characters such as "ø") are text that a string may hold, and that
+// control tokens are not.
+func TestUserDefinedTokens(t *testing.T) {
+	tok, v := loadVocab(t, "../../testdata/vocab/ggml-vocab-deepseek-llm.gguf")
+	m := mustMatcher(t, "", Options{}, v)
+	if err := m.AcceptBytes([]byte(`"`)); err != nil {
+		t.Fatal(err)
+	}
+	allowed := allowedSet(t, m, 100)
+	user, control := 0, 0
+	for id := int32(0); id < int32(tok.NumTokens()); id++ {
+		switch tok.Type(id) {
+		case tokenizer.TypeUserDefined:
+			if p := tok.Piece(id); !tok.IsEOG(id) && len(p) > 0 && !strings.ContainsAny(string(p), "\"\\") && utf8.Valid(p) {
+				user++
+				if !allowed[id] {
+					t.Errorf("user-defined token %d %q not allowed in a string", id, p)
+				}
+			}
+		case tokenizer.TypeControl:
+			control++
+			if allowed[id] && !tok.IsEOG(id) {
+				t.Errorf("control token %d %q allowed in a string", id, tok.Piece(id))
+			}
+		}
+	}
+	if user == 0 || control == 0 {
+		t.Fatalf("%d user-defined and %d control tokens: the vocabulary does not test this", user, control)
 	}
 }
