@@ -131,6 +131,10 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 	}
 	gr, grStart := c.grammar, c.start
+	var marks []int32 // tool-call marks that are control tokens, written into the output
+	if jobToolMode(job) != toolsOff {
+		marks = markTokens(e.model.Tokenizer, syn)
+	}
 	ids, dropped, err := e.prompt(job, tmpl, terr)
 	if err != nil {
 		return out, err
@@ -168,6 +172,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		OnPrefilled:  e.keepPrefix(ids),
 		Grammar:      gr,
 		GrammarStart: grStart,
+		Marks:        marks,
 		OnText: func(b []byte) error {
 			s, stop := m.feed(string(b))
 			if err := emit(s); err != nil {

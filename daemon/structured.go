@@ -9,6 +9,7 @@ import (
 	"github.com/edgellm/edgellm/inference/chat/toolcall"
 	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
+	"github.com/edgellm/edgellm/inference/tokenizer"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -176,6 +177,20 @@ func templateSyntax(t promptTemplate) toolcall.Syntax {
 		return toolcall.Hermes
 	}
 	return toolcall.JSON
+}
+
+// markTokens returns the control tokens of tok whose text is a mark of
+// syntax syn: the generator writes them into the output (which otherwise
+// leaves control tokens out) so that the trigger is seen and the calls
+// parse.
+func markTokens(tok *tokenizer.Tokenizer, syn toolcall.Syntax) []int32 {
+	var ids []int32
+	for _, m := range syn.Marks() {
+		if id, ok := tok.ID(m); ok && tok.IsControl(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // toolCalls reads the calls of tools in text, written in syntax syn: all

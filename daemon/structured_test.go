@@ -2,11 +2,13 @@ package daemon
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/inference/chat/toolcall"
+	"github.com/edgellm/edgellm/inference/tokenizer"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -115,5 +117,29 @@ func TestJobConstraintSyntax(t *testing.T) {
 		Parameters: json.RawMessage(`{"type":"object","properties":{"a-b":{"type":"string"}}}`)}}}
 	if _, err := jobConstraint(bad, toolcall.LFM2Pythonic); err == nil || !strings.Contains(err.Error(), "a-b") {
 		t.Errorf("a property no Python call can name: error %v", err)
+	}
+}
+
+// The marks that a vocabulary makes control tokens are written into the
+// output; user-defined and absent ones need not be.
+func TestMarkTokens(t *testing.T) {
+	v := tokenizer.NewVocab(tokenizer.ModelSPM, []string{"<unk>", "a", "[TOOL_CALLS]", "<|tool_call_start|>", "<|tool_call_end|>", "<tool_call>"})
+	v.Types = []tokenizer.TokenType{tokenizer.TypeUnknown, tokenizer.TypeNormal, tokenizer.TypeControl,
+		tokenizer.TypeControl, tokenizer.TypeControl, tokenizer.TypeUserDefined}
+	v.UNK = 0
+	tok, err := tokenizer.New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		syn  toolcall.Syntax
+		want []int32
+	}{
+		{toolcall.Mistral, []int32{2}}, {toolcall.LFM2Pythonic, []int32{3, 4}}, {toolcall.Hermes, nil},
+		{toolcall.JSON, nil}, {toolcall.FunctionGemma, nil},
+	} {
+		if got := markTokens(tok, c.syn); !slices.Equal(got, c.want) {
+			t.Errorf("%v: markTokens = %v, want %v", c.syn, got, c.want)
+		}
 	}
 }

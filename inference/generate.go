@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/edgellm/edgellm/inference/grammar"
@@ -46,6 +47,12 @@ type GenerateOptions struct {
 	// offset are fed to the grammar, and from then on the output is
 	// constrained; if they cannot begin a valid value, the output stays free.
 	GrammarStart func(out []byte) int
+	// Marks are control tokens whose text goes into the output, which
+	// otherwise leaves control tokens out: the marks of a tool-call syntax
+	// that the vocabulary makes control tokens (Mistral's [TOOL_CALLS],
+	// LFM2's <|tool_call_start|>), so that GrammarStart and the caller's
+	// parser see them.
+	Marks []int32
 	// OnPrefilled, when set, is called once the prompt is consumed, before
 	// the first token is sampled: the state then holds exactly the prompt,
 	// the moment to keep its caches (PrefixCache.Store) for layers that
@@ -269,7 +276,12 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 			break
 		}
 		g.sampler.Accept(id)
-		text := g.stream.Add(id)
+		var text []byte
+		if slices.Contains(opts.Marks, id) {
+			text = g.stream.AddSpecial(id)
+		} else {
+			text = g.stream.Add(id)
+		}
 		if err := g.emit(text, opts.OnText); err != nil {
 			res.Finish = FinishCancelled
 			return res, err

@@ -142,9 +142,16 @@ func (t *Tokenizer) NewDecoder(special bool) *Decoder {
 
 // Add decodes one more token and returns the text that is now complete. The
 // returned slice is valid until the next call on d.
-func (d *Decoder) Add(id int32) []byte {
+func (d *Decoder) Add(id int32) []byte { return d.add(id, d.special) }
+
+// AddSpecial is Add writing the text of a control or unknown token even
+// when d leaves them out: for the marks of a tool call that a vocabulary
+// makes control tokens (Mistral's [TOOL_CALLS]).
+func (d *Decoder) AddSpecial(id int32) []byte { return d.add(id, true) }
+
+func (d *Decoder) add(id int32, special bool) []byte {
 	var p []byte
-	if id >= 0 && int(id) < len(d.t.types) && (d.special || !d.t.hidden(id)) {
+	if id >= 0 && int(id) < len(d.t.types) && (special || !d.t.hidden(id)) {
 		p = d.t.Piece(id)
 	}
 	out := append(d.out[:0], d.pend[:d.npend]...)

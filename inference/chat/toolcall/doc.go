@@ -56,8 +56,11 @@
 // # Triggers that are control tokens
 //
 // Some vocabularies make a trigger or end mark a control token
-// ([TOOL_CALLS] in Mistral's, <|tool_call_start|> in LFM2's). The grammar
-// masks control tokens, so under the constraint such a mark is written
-// with ordinary tokens; and the trigger must be in the decoded text for
-// Start to see it.
+// ([TOOL_CALLS] in Mistral's, <|tool_call_start|> in LFM2's), which decoded
+// text leaves out. [Syntax.Marks] lists the marks so that the generator can
+// write them into the output (inference.GenerateOptions.Marks) for Start
+// and Parse to see. The grammar masks control tokens, so a mark inside the
+// constrained part (an end mark, the trigger of a further call) is written
+// with ordinary tokens; user-defined tokens (Qwen's <tool_call>) are text
+// and may be chosen as they are.
 package toolcall

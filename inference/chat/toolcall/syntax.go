@@ -124,6 +124,18 @@ func (s Syntax) Trigger() string {
 	return ""
 }
 
+// Marks returns the fixed texts that begin and end calls in this syntax
+// (none for JSON and Llama3JSON).
+func (s Syntax) Marks() []string {
+	var marks []string
+	for _, m := range []string{s.Trigger(), s.endMark()} {
+		if m != "" {
+			marks = append(marks, m)
+		}
+	}
+	return marks
+}
+
 // endMark returns the text that closes each call ("" when none does).
 func (s Syntax) endMark() string {
 	switch s {
