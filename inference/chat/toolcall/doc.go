@@ -23,7 +23,8 @@
 //	               {"name": "NAME", "arguments": ARGS}
 //	               </tool_call>
 //	               <tool_call>…</tool_call>                    (Hermes 2/3, Qwen 2.5/3, Granite 4, SmolLM3)
-//	llama3-json    {"name": "NAME", "parameters": ARGS}        (opening the answer; Llama 3.1–3.3)
+//	llama3-json    {"name": "NAME", "parameters": ARGS}        (as json, with "parameters"; Llama 3.1–3.3;
+//	               the parser also reads calls separated by ";")
 //	mistral        [TOOL_CALLS][{"name": "NAME", "arguments": ARGS, "id": "a1b2c3d4e"}, …]
 //	               (Mistral Nemo and the v3 templates; "id" is optional when generating)
 //	mistral-args   [TOOL_CALLS]NAME[ARGS]ARGS[TOOL_CALLS]NAME[ARGS]ARGS
