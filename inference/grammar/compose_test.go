@@ -235,3 +235,64 @@ func TestUserDefinedTokens(t *testing.T) {
 		t.Fatalf("%d user-defined and %d control tokens: the vocabulary does not test this", user, control)
 	}
 }
+
+// TestComposedZeroAllocs checks that masking and accepting tokens of
+// composed grammars does not allocate after warm-up.
+func TestComposedZeroAllocs(t *testing.T) {
+	tok, v := loadVocab(t, gpt2Vocab)
+	params := []byte(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"},"on":{"type":"boolean"}},"required":["city"]}`)
+	for _, c := range []struct {
+		dialect Dialect
+		build   func(b *Builder) Node
+		text    string
+	}{
+		{DialectJSON, func(b *Builder) Node {
+			sp := b.Space()
+			sep := b.Seq(sp, b.Text("<tool_call>"))
+			call := b.Value([]byte(`{"type":"object","properties":{"name":{"const":"f"},"arguments":` + string(params) + `},"required":["name","arguments"]}`))
+			return b.Repeat(b.Seq(sp, call, sp, b.Text("</tool_call>")), &sep, 1, 4)
+		}, "\n{\"name\": \"f\", \"arguments\": {\"city\": \"Zürich\", \"days\": 12}}\n</tool_call>\n<tool_call>{\"name\": \"f\", \"arguments\": {\"city\": \"x\"}}</tool_call>"},
+		{DialectPython, func(b *Builder) Node {
+			comma := b.Seq(b.Text(","), b.Space())
+			return b.Seq(b.Text("["), b.Repeat(b.Seq(b.Text("f"), b.Arguments(params, '(', ')', '=')), &comma, 1, 4), b.Text("]"))
+		}, `[f(city="Zürich", days=12, on=True), f(city="x")]`},
+		{DialectGemma, func(b *Builder) Node {
+			return b.Seq(b.Text("call:f"), b.Arguments(params, '{', '}', ':'), b.Text("<end>"))
+		}, "call:f{city:<escape>Zürich \"old\" <town><escape>,days:12,on:false}<end>"},
+	} {
+		b := NewBuilder(c.dialect, Options{})
+		g, err := b.Build(c.build(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := g.NewMatcher(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := tok.Encode(c.text, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits := make([]float32, v.n)
+		run := func() {
+			m.Reset()
+			for i, id := range ids {
+				if err := m.Mask(logits, 300-i); err != nil {
+					t.Fatalf("%q, token %d: %v", c.text, i, err)
+				}
+				if err := m.Accept(id); err != nil {
+					t.Fatalf("%q, token %d: %v", c.text, i, err)
+				}
+				m.Done()
+				m.CloseCost()
+			}
+			if !m.Complete() {
+				t.Fatalf("%q: not complete", c.text)
+			}
+		}
+		run()
+		if n := testing.AllocsPerRun(5, run); n != 0 {
+			t.Errorf("%q: %v allocations per generation", c.text, n)
+		}
+	}
+}
