@@ -123,20 +123,24 @@ var errStop = errors.New("stop sequence")
 // Run answers one job; see Engine.
 func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	var out Outcome
-	c := job.constraint
-	if c == nil {
-		gr, start, err := jobGrammar(job)
-		if err != nil {
-			return out, err
-		}
-		c = &constraint{grammar: gr, start: start}
-	}
-	gr, grStart := c.grammar, c.start
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
 		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
 			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
 		}
+	}
+	syn := templateSyntax(tmpl) // the tool-call syntax the template teaches
+	c := job.constraint
+	if c == nil || c.syntax != syn {
+		var err error
+		if c, err = jobConstraint(job, syn); err != nil {
+			return out, err
+		}
+	}
+	gr, grStart := c.grammar, c.start
+	var marks []int32 // tool-call marks that are control tokens, written into the output
+	if jobToolMode(job) != toolsOff {
+		marks = markTokens(e.model.Tokenizer, syn)
 	}
 	ids, dropped, err := e.prompt(job, tmpl, terr)
 	if err != nil {
@@ -201,7 +205,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		GrammarStart: grStart,
 		Force:        th.force,
 		NoEnd:        th.noEnd,
-		ShowTokens:   e.think.show,
+		ShowTokens:   showTokens(e.think.show, marks),
 		OnText:       th.split.feed,
 	})
 	if err == nil || errors.Is(err, errStop) {
@@ -244,8 +248,8 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	if mode := jobToolMode(job); mode != toolsOff {
 		// Only the answer is read: a call the model considered in its
 		// reasoning is no call.
-		if call, ok := toolCall(out.Text, job.Tools); ok {
-			out.ToolCalls = []mqtt.ToolCall{call}
+		if calls := toolCalls(syn, out.Text, job.Tools); calls != nil {
+			out.ToolCalls = calls
 			out.FinishReason = mqtt.FinishToolCall
 		}
 	}

@@ -388,8 +388,9 @@ func TestServeStructuredOutput(t *testing.T) {
 		         {"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":10}},"required":["city"]}}}]}`)
 	f := c.final("call")
 	if f.Status != mqtt.StatusOK || f.FinishReason != mqtt.FinishToolCall || len(f.ToolCalls) != 1 ||
-		(f.ToolCalls[0].Name != "light" && f.ToolCalls[0].Name != "weather") || !json.Valid(f.ToolCalls[0].Arguments) {
-		t.Fatalf("tool call answer: %+v (error %+v)", f, f.Error)
+		(f.ToolCalls[0].Name != "light" && f.ToolCalls[0].Name != "weather") || !json.Valid(f.ToolCalls[0].Arguments) ||
+		!strings.HasPrefix(f.ToolCalls[0].ID, "call_") || !strings.HasPrefix(strings.TrimSpace(f.Text), "<tool_call>") {
+		t.Fatalf("tool call answer: %+v, text %q (error %+v)", f, f.Text, f.Error)
 	}
 	m := c.next(topicIs("edgellm/pi1/tool_call"))
 	var pub struct {

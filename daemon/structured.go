@@ -1,15 +1,15 @@
 package daemon
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/inference/chat"
+	"github.com/edgellm/edgellm/inference/chat/toolcall"
 	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
+	"github.com/edgellm/edgellm/inference/tokenizer"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -55,27 +55,25 @@ func badField(field string, err error) error {
 	return &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: field, Msg: err.Error()}
 }
 
-// jobGrammar compiles the constraint of a job: a required tool call, a JSON
-// Schema, or any JSON value; nil when the output is free text.
+// jobGrammar compiles the constraint of a job: tool calls written in
+// syntax syn, a JSON Schema, or any JSON value; nil when the output is free
+// text.
 //
-// With tool_choice "auto" the grammar is that of a call of any tool, and
-// start (non-nil) tells where a call begins: the output is free text until
-// then and constrained from there.
-func jobGrammar(job Job) (g *grammar.Grammar, start func([]byte) int, err error) {
+// With tool_choice "required" the grammar is that of an answer made of
+// calls (the syntax's trigger, then one or more calls). With "auto" it is
+// that of the calls after the trigger, and start (non-nil) tells where they
+// begin: the output is free text until then and constrained from there.
+func jobGrammar(job Job, syn toolcall.Syntax) (g *grammar.Grammar, start func([]byte) int, err error) {
 	if mode := jobToolMode(job); mode == toolsRequired || mode == toolsAuto && len(job.Schema) == 0 && !job.JSON {
 		tools := callableTools(job)
 		if len(tools) == 0 {
 			return nil, nil, badField("tool_choice", fmt.Errorf("names %q, which is not in tools", job.ToolChoice.Function))
 		}
-		gt := make([]grammar.Tool, len(tools))
-		for i, t := range tools {
-			gt[i] = grammar.Tool{Name: t.Function.Name, Parameters: t.Function.Parameters}
-		}
-		if g, err = grammar.CompileToolCall(gt, grammar.Options{}); err != nil {
+		if g, err = syn.Grammar(grammarTools(tools), mode == toolsRequired, grammar.Options{}); err != nil {
 			return nil, nil, badField("tools", err)
 		}
 		if mode == toolsAuto {
-			start = toolCallStart
+			start = syn.Start
 		}
 		return g, start, nil
 	}
@@ -92,10 +90,31 @@ func jobGrammar(job Job) (g *grammar.Grammar, start func([]byte) int, err error)
 	return nil, nil, nil
 }
 
-// constraint is a job's compiled output constraint (see jobGrammar).
+// grammarTools are the names and parameter schemas of tools.
+func grammarTools(tools []mqtt.Tool) []toolcall.Tool {
+	gt := make([]toolcall.Tool, len(tools))
+	for i, t := range tools {
+		gt[i] = toolcall.Tool{Name: t.Function.Name, Parameters: t.Function.Parameters}
+	}
+	return gt
+}
+
+// constraint is a job's compiled output constraint (see jobGrammar), for
+// tool calls in syntax.
 type constraint struct {
 	grammar *grammar.Grammar
 	start   func([]byte) int
+	syntax  toolcall.Syntax
+}
+
+// jobConstraint compiles the constraint of a job whose tool calls are
+// written in syntax syn.
+func jobConstraint(job Job, syn toolcall.Syntax) (*constraint, error) {
+	g, start, err := jobGrammar(job, syn)
+	if err != nil {
+		return nil, err
+	}
+	return &constraint{grammar: g, start: start, syntax: syn}, nil
 }
 
 // samplerParams are the sampler's parameters for a job.
@@ -113,71 +132,79 @@ func samplerParams(s Sampling) sampler.Params {
 
 // checkJob refuses, before the job is queued, what would make it fail once
 // it runs: sampling parameters the sampler cannot use and a schema or tools
-// the grammar cannot compile. It keeps the compiled constraint in the job.
+// the grammar cannot compile. It keeps the compiled constraint in the job,
+// for tool calls in the syntax of the request's chat template (Hermes when
+// it names none; the job recompiles when it runs with a template of another
+// syntax).
 func checkJob(job *Job) error {
 	if err := samplerParams(job.Sampling).Validate(); err != nil {
 		return &mqtt.RequestError{Code: mqtt.CodeBadRequest, Msg: err.Error()}
 	}
-	g, start, err := jobGrammar(*job)
+	syn := toolcall.Hermes
+	if job.ChatTemplate != "" {
+		syn = requestSyntax(job.ChatTemplate)
+	}
+	c, err := jobConstraint(*job, syn)
 	if err != nil {
 		return err
 	}
-	job.constraint = &constraint{grammar: g, start: start}
+	job.constraint = c
 	return nil
 }
 
-// toolCallStart finds where a tool call begins in free output: after a
-// "<tool_call>" tag (ChatML and the families given the same convention), or
-// at a "{" that opens the answer (Llama 3.1's bare calls). -1 while none has.
-func toolCallStart(out []byte) int {
-	if i := bytes.Index(out, []byte("<tool_call>")); i >= 0 {
-		return i + len("<tool_call>")
+// requestSyntax is the tool-call syntax of a request's chat_template: a
+// family name or Jinja text.
+func requestSyntax(name string) toolcall.Syntax {
+	if t, err := chat.ByName(name); err == nil {
+		return templateSyntax(chatTemplate{t})
 	}
-	if t := bytes.TrimLeft(out, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-		return len(out) - len(t)
-	}
-	return -1
+	return toolcall.Detect(name)
 }
 
-// toolCall reads a call {"name": …, "arguments": {…}} (Llama 3.1 writes
-// "parameters") from text: the whole text, or the first
-// <tool_call>…</tool_call> block. ok is false when the text is no call of one
-// of tools.
-func toolCall(text string, tools []mqtt.Tool) (mqtt.ToolCall, bool) {
-	body := strings.TrimSpace(text)
-	if i := strings.Index(body, "<tool_call>"); i >= 0 {
-		body = body[i+len("<tool_call>"):]
-		if j := strings.Index(body, "</tool_call>"); j >= 0 {
-			body = body[:j]
+// templateSyntax is the tool-call syntax a template teaches its model:
+// detected in the Jinja source of templates that have one, Llama 3.1's JSON
+// for the llama3.1 family, and Hermes for the other hand-written families,
+// which present tools the ChatML/Hermes way; the generic JSON without a
+// template.
+func templateSyntax(t promptTemplate) toolcall.Syntax {
+	switch t := t.(type) {
+	case interface{ Source() string }:
+		return toolcall.Detect(t.Source())
+	case chatTemplate:
+		if t.t.Family == chat.Llama31 {
+			return toolcall.Llama3JSON
 		}
-		body = strings.TrimSpace(body)
+		return toolcall.Hermes
 	}
-	if !strings.HasPrefix(body, "{") {
-		return mqtt.ToolCall{}, false
-	}
-	var call struct {
-		Name       string          `json:"name"`
-		Arguments  json.RawMessage `json:"arguments"`
-		Parameters json.RawMessage `json:"parameters"`
-	}
-	dec := json.NewDecoder(strings.NewReader(body))
-	if err := dec.Decode(&call); err != nil {
-		return mqtt.ToolCall{}, false
-	}
-	args := call.Arguments
-	if args == nil {
-		args = call.Parameters
-	}
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || args[0] != '{' {
-		return mqtt.ToolCall{}, false
-	}
-	for _, t := range tools {
-		if t.Function.Name == call.Name {
-			return mqtt.ToolCall{ID: "call_0", Name: call.Name, Arguments: args}, true
+	return toolcall.JSON
+}
+
+// markTokens returns the control tokens of tok whose text is a mark of
+// syntax syn: the generator writes them into the output (which otherwise
+// leaves control tokens out) so that the trigger is seen and the calls
+// parse.
+func markTokens(tok *tokenizer.Tokenizer, syn toolcall.Syntax) []int32 {
+	var ids []int32
+	for _, m := range syn.Marks() {
+		if id, ok := tok.ID(m); ok && tok.IsControl(id) {
+			ids = append(ids, id)
 		}
 	}
-	return mqtt.ToolCall{}, false
+	return ids
+}
+
+// toolCalls reads the calls of tools in text, written in syntax syn: all
+// of them, each with an id unique in the answer; nil when text holds none.
+func toolCalls(syn toolcall.Syntax, text string, tools []mqtt.Tool) []mqtt.ToolCall {
+	p := syn.Parse(text, grammarTools(tools))
+	if len(p.Calls) == 0 {
+		return nil
+	}
+	calls := make([]mqtt.ToolCall, len(p.Calls))
+	for i, c := range p.Calls {
+		calls[i] = mqtt.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	return calls
 }
 
 // errNoToolTemplate refuses tools for a model without a chat template.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/edgellm/edgellm/inference/tokenizer"
@@ -184,4 +185,13 @@ func (r *thinkRun) afterReasoning(out []byte) int {
 		return at
 	}
 	return -1
+}
+
+// showTokens joins the control tokens whose text the output must keep: the
+// reasoning markers and the marks of the job's tool-call syntax.
+func showTokens(markers, marks []int32) []int32 {
+	if len(marks) == 0 {
+		return markers
+	}
+	return append(slices.Clip(markers), marks...)
 }

@@ -42,6 +42,12 @@ func (m *Matcher) own(f *frame) int32 {
 			best = min(best, int32(len(l))-f.p)
 		}
 		return best
+	case fSeq:
+		return m.seqCost(f)
+	case fRep:
+		return m.repCost(f)
+	case fRaw:
+		return m.rawCost(f)
 	case fNumber:
 		switch f.st {
 		case nMinus, nDot, nE, nESign:
@@ -106,7 +112,10 @@ func (m *Matcher) keyCost(f *frame) int32 {
 			nReq--
 			reqCost -= n.props[q].cost
 		}
-		c := int32(len(set.lits[i])) - f.p + 1 + g.nodes[n.props[q].node].minLen
+		c := int32(len(set.lits[i])) - f.p + g.nodes[n.props[q].node].minLen
+		if !n.bare {
+			c++ // the colon after the closing quote
+		}
 		best = min(best, addCost(c, closeAfter(nReq, reqCost, false)))
 	}
 	return best

@@ -49,6 +49,17 @@
 // Accept. [ToolCallSchema] builds the schema of a call to one of several
 // tools.
 //
+// # Composed grammars
+//
+// A [Builder] composes a grammar of texts around JSON values, such as the
+// tool calls of chat formats: fixed texts ([Builder.Text]), optional
+// whitespace ([Builder.Space]), sequences, repetitions with a separator,
+// alternatives, values of a JSON Schema ([Builder.Value]) and objects with
+// bare keys ([Builder.Arguments], for Python's name(key=value, ...) calls).
+// Its values are written in a [Dialect]: JSON, Python literals (True,
+// False, None) or FunctionGemma's (strings between <escape> marks, bare
+// keys). Budgets, masking and completion work as for schema grammars.
+//
 // # Shape of the output
 //
 // Whitespace is allowed where RFC 8259 allows it, but at most

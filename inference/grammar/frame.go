@@ -30,6 +30,10 @@ const (
 	fLit                 // inside a literal (enum, const, true, false, null)
 	fNumber              // inside a number
 	fKeyRec              // not on a stack: an additional property name used in an object
+	fSeq                 // inside a sequence
+	fRep                 // inside a repetition
+	fSpace               // inside optional whitespace
+	fRaw                 // inside free text, before its terminator
 )
 
 // Frame states, by kind.
@@ -63,6 +67,11 @@ const (
 )
 
 const (
+	rItem  uint8 = iota // before an item (the first, or after a separator)
+	rAfter              // after an item
+)
+
+const (
 	nMinus uint8 = iota // after "-"
 	nZero               // after a leading "0"
 	nInt                // inside the integer digits
@@ -88,6 +97,11 @@ const (
 //     p = how many bytes that is.
 //   - fNumber: a = integer digits, b = fraction or exponent digits.
 //   - fKeyRec: h = hash of the name, parent = previous record.
+//   - fSeq: a = index of the next element.
+//   - fRep: a = items written.
+//   - fSpace: ws = whitespace bytes written.
+//   - fRaw: a = characters written, p = bytes of the terminator matched so
+//     far, u8n/u8lo/u8hi as in strings.
 type frame struct {
 	parent int32 // frame below; -1 at the bottom
 	below  int32 // fewest bytes completing the frames below once this one is complete

@@ -46,6 +46,10 @@ const (
 	kNumber              // any number
 	kLiteral             // one of a set of literal texts (enum, const, true/false/null)
 	kAnyOf               // any of several nodes
+	kSeq                 // several nodes one after the other
+	kRep                 // one node repeated, maybe with a separator node between
+	kSpace               // optional whitespace
+	kRaw                 // free text up to and including a terminator
 )
 
 // Reserved nodes that every grammar has, used for values of any type.
@@ -83,8 +87,24 @@ type node struct {
 	// kLiteral
 	lits int32 // literal set
 
-	// kAnyOf
+	// kAnyOf, kSeq (the elements)
 	alts []int32
+
+	// kObject: the punctuation (zero: JSON's '{', '}', ':') and whether
+	// keys are written bare, without quotes (see objectStyle)
+	open, close, colon byte
+	bare               bool
+
+	// kSeq: the sequence is a string of the dialect (accepts treats it as
+	// one), with maxLength
+	str bool
+
+	// kRep: items (the repeated node), minItems, maxItems, and sep, the
+	// separator node (-1: none)
+	sep int32
+
+	// kRaw: lits is the one-literal set of the terminator, maxLength bounds
+	// the characters before it
 }
 
 // prop is a declared object property.
@@ -111,6 +131,9 @@ type Grammar struct {
 	maxWS    uint8
 	maxDepth uint8
 	need     [256]bool // bytes a completion may need as a token of their own
+	dialect  Dialect
+	strOpen  byte      // first byte of a string of any content
+	word     [256]bool // first bytes of true, false and null in the dialect
 }
 
 // JSON returns the grammar of any JSON value (RFC 8259), within the limits of
@@ -122,9 +145,13 @@ func JSON(opts Options) *Grammar {
 	return g
 }
 
-// newGrammar returns a grammar with the reserved nodes.
-func newGrammar(opts Options) *Grammar {
-	g := &Grammar{}
+// newGrammar returns a grammar with the reserved nodes, of JSON texts.
+func newGrammar(opts Options) *Grammar { return newDialectGrammar(opts, DialectJSON) }
+
+// newDialectGrammar returns a grammar with the reserved nodes, whose values
+// are written in dialect d.
+func newDialectGrammar(opts Options, d Dialect) *Grammar {
+	g := &Grammar{dialect: d, strOpen: '"'}
 	switch ws := opts.MaxWhitespace; {
 	case ws == 0:
 		g.maxWS = DefaultMaxWhitespace
@@ -141,7 +168,18 @@ func newGrammar(opts Options) *Grammar {
 	g.nodes[nodeAnyArray] = node{kind: kArray, minLen: 2, items: nodeAny, maxItems: -1}
 	g.nodes[nodeAnyString] = node{kind: kString, minLen: 2, maxLength: -1}
 	g.nodes[nodeAnyNumber] = node{kind: kNumber, minLen: 1}
-	g.nodes[nodeAnyWord] = node{kind: kLiteral, minLen: 4, lits: g.addSet([]string{"true", "false", "null"}, nil)}
+	words := d.words()
+	g.nodes[nodeAnyWord] = node{kind: kLiteral, minLen: 4, lits: g.addSet(words[:], nil)}
+	for _, w := range words {
+		g.word[w[0]] = true
+	}
+	if d == DialectGemma {
+		// Objects with bare keys and no others than the declared ones (so
+		// any object is "{}"), strings between <escape> marks.
+		g.nodes[nodeAnyObject] = node{kind: kObject, minLen: 2, keys: -1, addl: -1, bare: true}
+		g.nodes[nodeAnyString] = g.dialectString(-1)
+		g.strOpen = gemmaEscape[0]
+	}
 	return g
 }
 

@@ -57,8 +57,14 @@ func (g *Grammar) accepts(ni int32, v any) bool {
 		}
 		f, err := num.Float64()
 		return err == nil && (n.kind == kNumber || f == math.Trunc(f))
+	case kSeq:
+		if !n.str {
+			return false
+		}
+		s, ok := v.(string)
+		return ok && g.dialect.validString(s) && (n.maxLength < 0 || utf8.RuneCountInString(s) <= int(n.maxLength))
 	case kLiteral:
-		text, err := encodeValue(v)
+		text, err := g.dialect.encodeLit(v)
 		if err != nil {
 			return false
 		}

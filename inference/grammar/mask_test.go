@@ -3,6 +3,8 @@ package grammar
 import (
 	"fmt"
 	"testing"
+
+	"github.com/edgellm/edgellm/inference/tokenizer"
 )
 
 // maskStates are grammars and texts after which TestMaskExact compares Mask
@@ -32,42 +34,50 @@ func TestMaskExact(t *testing.T) {
 			if err := m.AcceptBytes([]byte(st.text)); err != nil {
 				t.Fatalf("%q: %v", st.text, err)
 			}
-			// cost after each token on its own; -1: not accepted
-			c := clone(t, m)
-			after := make([]int, v.n)
-			for id := int32(0); id < int32(v.n); id++ {
-				after[id] = -1
-				if v.text[id] {
-					restore(c, m)
-					if c.AcceptBytes(tok.Piece(id)) == nil {
-						after[id] = c.CloseCost()
-					}
-				}
+			checkMaskExact(t, tok, v, m, fmt.Sprintf("%s %.20q %q", path, st.schema, st.text))
+		}
+	}
+}
+
+// checkMaskExact checks, for several budgets, that Mask allows in the state
+// of m exactly the tokens whose bytes the matcher accepts and after which
+// the value can still be completed within the budget.
+func checkMaskExact(t *testing.T, tok *tokenizer.Tokenizer, v *Vocab, m *Matcher, state string) {
+	t.Helper()
+	// cost after each token on its own; -1: not accepted
+	c := clone(t, m)
+	after := make([]int, v.n)
+	for id := int32(0); id < int32(v.n); id++ {
+		after[id] = -1
+		if v.text[id] {
+			restore(c, m)
+			if c.AcceptBytes(tok.Piece(id)) == nil {
+				after[id] = c.CloseCost()
 			}
-			cost := m.CloseCost()
-			for _, remaining := range []int{1000, cost + 4, cost + 3, cost + 2, cost + 1, cost, 1} {
-				if remaining < 1 {
-					continue
-				}
-				name := fmt.Sprintf("%s %.20q %q remaining %d", path, st.schema, st.text, remaining)
-				allowed := allowedSet(t, m, remaining)
-				n := 0
-				for id := range after {
-					want := after[id] >= 0 && after[id] <= remaining-1
-					if tok.IsEOG(int32(id)) {
-						want = cost == 0
-					}
-					if allowed[id] != want {
-						t.Fatalf("%s: token %d %q: allowed %v, want %v", name, id, tok.Piece(int32(id)), allowed[id], want)
-					}
-					if want {
-						n++
-					}
-				}
-				if remaining > cost && n == 0 {
-					t.Errorf("%s: no token allowed with a budget above the cost %d", name, cost)
-				}
+		}
+	}
+	cost := m.CloseCost()
+	for _, remaining := range []int{1000, cost + 4, cost + 3, cost + 2, cost + 1, cost, 1} {
+		if remaining < 1 {
+			continue
+		}
+		name := fmt.Sprintf("%s remaining %d", state, remaining)
+		allowed := allowedSet(t, m, remaining)
+		n := 0
+		for id := range after {
+			want := after[id] >= 0 && after[id] <= remaining-1
+			if tok.IsEOG(int32(id)) {
+				want = cost == 0
 			}
+			if allowed[id] != want {
+				t.Fatalf("%s: token %d %q: allowed %v, want %v", name, id, tok.Piece(int32(id)), allowed[id], want)
+			}
+			if want {
+				n++
+			}
+		}
+		if remaining > cost && n == 0 {
+			t.Errorf("%s: no token allowed with a budget above the cost %d", name, cost)
 		}
 	}
 }

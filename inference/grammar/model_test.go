@@ -48,62 +48,91 @@ const (
 // (8 to 256), and checks that every output parses with encoding/json and
 // validates against its schema.
 func TestModelGenerations(t *testing.T) {
-	paths, err := filepath.Glob("../../testdata/models/*.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]*testModel{}
-	var models []*testModel
-	for _, p := range paths {
-		m := loadModel(t, p)
-		tm := &testModel{name: strings.TrimSuffix(filepath.Base(p), ".gguf"), model: m,
-			vocab: grammar.NewVocab(m.Tokenizer), maxBudget: otherBudget}
-		models = append(models, tm)
-		byName[tm.name] = tm
-	}
-	for _, name := range []string{"tiny-q8_0", "stories260K", "qwen2-tiny-q8_0"} {
-		if byName[name] == nil {
-			t.Fatalf("testdata/models/%s.gguf is missing", name)
-		}
-	}
-	byName["tiny-q8_0"].maxBudget = 256
-	byName["stories260K"].maxBudget = 256
+	models := loadTestModels(t)
 	schemas := append([]string{""}, testSchemas(t)...) // "" is JSON mode
 	grammars := make([]*grammar.Grammar, len(schemas))
 	for i, s := range schemas {
 		grammars[i] = compile(t, s)
 	}
-
-	type job struct {
-		model  *testModel
-		schema int
-		seed   uint64
-	}
-	var jobs []job
+	var jobs []genJob
 	for kind := range 2 {
-		var plan []*testModel
-		for _, m := range models {
-			for range perModel {
-				plan = append(plan, m)
-			}
-		}
-		for range qwenExtra {
-			plan = append(plan, byName["qwen2-tiny-q8_0"])
-		}
-		for range tinyExtra {
-			plan = append(plan, byName["tiny-q8_0"])
-		}
-		for len(plan) < generationsPerKind {
-			plan = append(plan, byName["stories260K"])
-		}
-		for i, m := range plan[:generationsPerKind] {
+		for i, m := range models.plan(generationsPerKind, perModel, qwenExtra, tinyExtra) {
 			schema := 0 // JSON mode
 			if kind == 1 {
 				schema = 1 + i%(len(schemas)-1)
 			}
-			jobs = append(jobs, job{model: m, schema: schema, seed: uint64(len(jobs))})
+			jobs = append(jobs, genJob{model: m, grammar: schema, seed: uint64(len(jobs))})
 		}
 	}
+	runJobs(t, jobs, grammars, func(j genJob, out []byte) error { return checkOutput(schemas[j.grammar], out) })
+}
+
+// testModels are the models of testdata, by name too.
+type testModels struct {
+	all    []*testModel
+	byName map[string]*testModel
+}
+
+// loadTestModels loads every model of testdata with its vocabulary index.
+func loadTestModels(t *testing.T) testModels {
+	t.Helper()
+	paths, err := filepath.Glob("../../testdata/models/*.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := testModels{byName: map[string]*testModel{}}
+	for _, p := range paths {
+		m := loadModel(t, p)
+		tm := &testModel{name: strings.TrimSuffix(filepath.Base(p), ".gguf"), model: m,
+			vocab: grammar.NewVocab(m.Tokenizer), maxBudget: otherBudget}
+		ms.all = append(ms.all, tm)
+		ms.byName[tm.name] = tm
+	}
+	for _, name := range []string{"tiny-q8_0", "stories260K", "qwen2-tiny-q8_0"} {
+		if ms.byName[name] == nil {
+			t.Fatalf("testdata/models/%s.gguf is missing", name)
+		}
+	}
+	ms.byName["tiny-q8_0"].maxBudget = 256
+	ms.byName["stories260K"].maxBudget = 256
+	return ms
+}
+
+// plan returns the models of n generations: each on every model, qwen
+// more on qwen2-tiny-q8_0, tiny more on tiny-q8_0 and the rest on
+// stories260K.
+func (ms testModels) plan(n, each, qwen, tiny int) []*testModel {
+	var plan []*testModel
+	for _, m := range ms.all {
+		for range each {
+			plan = append(plan, m)
+		}
+	}
+	for range qwen {
+		plan = append(plan, ms.byName["qwen2-tiny-q8_0"])
+	}
+	for range tiny {
+		plan = append(plan, ms.byName["tiny-q8_0"])
+	}
+	for len(plan) < n {
+		plan = append(plan, ms.byName["stories260K"])
+	}
+	return plan[:n]
+}
+
+// genJob is one generation of a property test: on model, constrained by
+// the grammar of that index, with settings drawn from seed.
+type genJob struct {
+	model   *testModel
+	grammar int
+	seed    uint64
+	budget  int // when positive, bounds the token budget below the model's maxBudget
+}
+
+// runJobs runs jobs on every CPU and checks each output with check,
+// reporting the first ten failures and each model's statistics.
+func runJobs(t *testing.T, jobs []genJob, grammars []*grammar.Grammar, check func(j genJob, out []byte) error) {
+	t.Helper()
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex
@@ -124,19 +153,19 @@ func TestModelGenerations(t *testing.T) {
 					return
 				}
 				j := jobs[i]
-				res, err := w.run(j.model, j.schema, j.seed)
+				res, err := w.run(j.model, j.grammar, j.seed, j.budget)
 				if err == nil {
-					err = checkOutput(schemas[j.schema], res.out)
+					err = check(j, res.out)
 				}
 				mu.Lock()
 				if err != nil {
 					if failures++; failures <= 10 {
-						t.Errorf("%s, schema %d, seed %d: %q: %v", j.model.name, j.schema, j.seed, res.out, err)
+						t.Errorf("%s, grammar %d, seed %d: %q: %v", j.model.name, j.grammar, j.seed, res.out, err)
 					}
 				}
 				statsFor(stats, j.model.name).add(res)
 				if testing.Verbose() && j.seed%97 == 0 {
-					t.Logf("%s, schema %d, %d tokens: %s", j.model.name, j.schema, res.tokens, res.out)
+					t.Logf("%s, grammar %d, %d tokens: %s", j.model.name, j.grammar, res.tokens, res.out)
 				}
 				mu.Unlock()
 			}
@@ -173,8 +202,9 @@ func (w *worker) close() {
 }
 
 // run generates once from the model's BOS token with grammar gi, sampling
-// settings and budget drawn from seed.
-func (w *worker) run(tm *testModel, gi int, seed uint64) (genResult, error) {
+// settings and budget drawn from seed, the budget at most maxBudget when it
+// is positive.
+func (w *worker) run(tm *testModel, gi int, seed uint64, maxBudget int) (genResult, error) {
 	st := w.states[tm]
 	if st == nil {
 		var err error
@@ -199,7 +229,11 @@ func (w *worker) run(tm *testModel, gi int, seed uint64) (genResult, error) {
 		return genResult{}, err
 	}
 	m.Reset()
-	budget := min(randomBudget(r, m.CloseCost()), max(tm.maxBudget, m.CloseCost()))
+	limit := tm.maxBudget
+	if maxBudget > 0 {
+		limit = min(limit, maxBudget)
+	}
+	budget := min(randomBudget(r, m.CloseCost()), max(limit, m.CloseCost()))
 	st.Reset()
 	bos := max(tok.BOS(), 0)
 	first, err := st.Forward(bos, true)

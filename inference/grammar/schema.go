@@ -224,21 +224,40 @@ func (c *compiler) typed(path, t string, s map[string]any) (int32, error) {
 		if !ok {
 			maxLen = -1
 		}
-		return g.addNode(node{kind: kString, minLen: 2, maxLength: maxLen}), nil
+		return g.addNode(g.dialectString(maxLen)), nil
 	case "integer":
 		return g.addNode(node{kind: kInteger, minLen: 1}), nil
 	case "number":
 		return nodeAnyNumber, nil
 	case "boolean":
-		return g.addNode(node{kind: kLiteral, minLen: 4, lits: g.addSet([]string{"true", "false"}, nil)}), nil
+		w := g.dialect.words()
+		return g.addNode(node{kind: kLiteral, minLen: 4, lits: g.addSet(w[:2], nil)}), nil
 	}
-	return g.addNode(node{kind: kLiteral, minLen: 4, lits: g.addSet([]string{"null"}, nil)}), nil
+	return g.addNode(node{kind: kLiteral, minLen: 4, lits: g.addSet([]string{g.dialect.words()[2]}, nil)}), nil
 }
 
-// object compiles the object keywords of s.
+// objectStyle is how an object is written: its punctuation and whether its
+// keys are bare (without quotes). The zero value is JSON's.
+type objectStyle struct {
+	open, close, colon byte
+	bare               bool
+}
+
+// object compiles the object keywords of s, written as objects of the
+// dialect are.
 func (c *compiler) object(path string, s map[string]any) (int32, error) {
+	var style objectStyle
+	if c.g.dialect == DialectGemma {
+		style = objectStyle{open: '{', close: '}', colon: ':', bare: true}
+	}
+	return c.objectStyled(path, s, style)
+}
+
+// objectStyled compiles the object keywords of s, written in style. Objects
+// with bare keys allow only their declared properties.
+func (c *compiler) objectStyled(path string, s map[string]any, style objectStyle) (int32, error) {
 	g := c.g
-	n := node{kind: kObject, keys: -1, addl: nodeAny}
+	n := node{kind: kObject, keys: -1, addl: nodeAny, open: style.open, close: style.close, colon: style.colon, bare: style.bare}
 	var props map[string]any
 	if v, ok := s["properties"]; ok {
 		if props, ok = v.(map[string]any); !ok {
@@ -276,6 +295,9 @@ func (c *compiler) object(path string, s map[string]any) (int32, error) {
 			n.addl = ni
 		}
 	}
+	if style.bare {
+		n.addl = -1
+	}
 	names := make([]string, 0, len(props))
 	for name := range props {
 		names = append(names, name)
@@ -288,13 +310,22 @@ func (c *compiler) object(path string, s map[string]any) (int32, error) {
 		if err != nil {
 			return -1, err
 		}
-		key, err := encodeValue(name)
-		if err != nil {
-			return -1, fmt.Errorf("grammar: schema %s: property %q: %w", path, name, err)
+		var key string
+		var cost int32
+		if style.bare {
+			if !isIdent(name) {
+				return -1, fmt.Errorf("grammar: schema %s: property %q cannot be written as a bare name", path, name)
+			}
+			key = name + string(n.colonByte()) // the key literal ends with the colon
+			cost = addCost(int32(len(key)), g.nodes[child].minLen)
+		} else {
+			if key, err = encodeValue(name); err != nil {
+				return -1, fmt.Errorf("grammar: schema %s: property %q: %w", path, name, err)
+			}
+			key = key[1:] // the opening quote is read before the key literal starts
+			cost = memberCost(key, g.nodes[child].minLen)
 		}
-		key = key[1:] // the opening quote is read before the key literal starts
-		p := prop{name: name, node: child, required: required[name],
-			cost: memberCost(key, g.nodes[child].minLen), hash: hashKey(name)}
+		p := prop{name: name, node: child, required: required[name], cost: cost, hash: hashKey(name)}
 		if p.required {
 			n.nReq++
 			n.reqCost = addCost(n.reqCost, p.cost)
@@ -385,7 +416,7 @@ func (c *compiler) literal(path string, s map[string]any, typ int32) (int32, err
 		if !c.g.accepts(typ, v) {
 			continue
 		}
-		text, err := encodeValue(v)
+		text, err := c.g.dialect.encodeLit(v)
 		if err != nil {
 			return -1, fmt.Errorf("grammar: schema %s: %w", path, err)
 		}

@@ -44,6 +44,14 @@ func (m *Matcher) feed(t int32, c byte, out *[]int32) {
 			again = m.lit(f, c, out)
 		case fNumber:
 			again = m.number(f, c, out)
+		case fSeq:
+			again = m.seq(f, c, out)
+		case fRep:
+			again = m.rep(f, c, out)
+		case fSpace:
+			again = m.spaceRun(f, c, out)
+		case fRaw:
+			m.raw(f, c, out)
 		}
 		if !again {
 			return
@@ -88,11 +96,11 @@ func (m *Matcher) value(pi, ni int32, c byte, out *[]int32) {
 			if c == '[' {
 				ni = nodeAnyArray
 			}
-		case c == '"':
+		case c == m.g.strOpen:
 			ni = nodeAnyString
 		case c == '-' || isDigit(c):
 			ni = nodeAnyNumber
-		case c == 't' || c == 'f' || c == 'n':
+		case m.g.word[c]:
 			ni = nodeAnyWord
 		default:
 			return
@@ -105,7 +113,7 @@ func (m *Matcher) value(pi, ni int32, c byte, out *[]int32) {
 		}
 		return
 	case kObject:
-		if c != '{' {
+		if c != n.openByte() {
 			return
 		}
 		f.kind, f.st, f.a, f.b = fObject, oFirst, n.nReq, n.reqCost
@@ -138,6 +146,24 @@ func (m *Matcher) value(pi, ni int32, c byte, out *[]int32) {
 		f.below = m.cost(pi)
 		m.lit(f, c, out)
 		return
+	case kSeq:
+		f.kind, f.below = fSeq, m.cost(pi)
+		m.seq(f, c, out)
+		return
+	case kRep:
+		f.kind, f.st, f.below = fRep, rItem, m.cost(pi)
+		m.rep(f, c, out)
+		return
+	case kSpace:
+		if isWS(c) && m.g.maxWS > 0 {
+			f.kind, f.ws, f.below = fSpace, 1, m.cost(pi)
+			push(out, m.add(f))
+		}
+		return
+	case kRaw:
+		f.kind, f.p, f.below = fRaw, 0, m.cost(pi)
+		m.raw(f, c, out)
+		return
 	}
 	f.below = m.cost(pi)
 	push(out, m.add(f))
@@ -151,13 +177,15 @@ func (m *Matcher) object(f frame, c byte, out *[]int32) {
 	switch f.st {
 	case oFirst, oComma:
 		switch {
+		case c == n.closeByte() && f.st == oFirst && f.a == 0:
+			push(out, f.parent)
+		case n.bare:
+			m.bareKey(f, n, c, out)
 		case c == '"':
 			m.key(f, n, out)
-		case c == '}' && f.st == oFirst && f.a == 0:
-			push(out, f.parent)
 		}
 	case oColon:
-		if c == ':' {
+		if c == n.colonByte() {
 			f.st = oValue
 			push(out, m.add(f))
 		}
@@ -173,10 +201,23 @@ func (m *Matcher) object(f frame, c byte, out *[]int32) {
 		case c == ',' && (n.addl >= 0 || f.h != n.allSeen):
 			f.st = oComma
 			push(out, m.add(f))
-		case c == '}' && f.a == 0:
+		case c == n.closeByte() && f.a == 0:
 			push(out, f.parent)
 		}
 	}
+}
+
+// bareKey starts a bare property name in object frame f with its first
+// byte c: only declared properties not written yet may come.
+func (m *Matcher) bareKey(f frame, n *node, c byte, out *[]int32) {
+	if n.keys < 0 || f.h == n.allSeen {
+		return
+	}
+	obj := f
+	obj.st = oKey
+	pi := m.add(obj)
+	m.keyLit(frame{kind: fKeyLit, parent: pi, below: f.below, node: f.node, keys: -1,
+		b: int32(len(m.g.sets[n.keys].lits)), depth: f.depth}, c, out)
 }
 
 // key starts a property name in object frame f (the opening quote was read):
@@ -220,6 +261,9 @@ func (m *Matcher) keyLit(f frame, c byte, out *[]int32) {
 		return
 	}
 	obj.st, obj.p = oColon, q
+	if n.bare {
+		obj.st = oValue // a bare key literal ends with the colon
+	}
 	obj.h |= 1 << q
 	if n.props[q].required {
 		obj.a--

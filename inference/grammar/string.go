@@ -4,11 +4,9 @@ package grammar
 func (m *Matcher) str(f frame, c byte, out *[]int32) {
 	key := f.kind == fKey
 	if f.u8n > 0 {
-		if c < f.u8lo || c > f.u8hi {
+		if !f.utf8Cont(c) {
 			return
 		}
-		f.u8n--
-		f.u8lo, f.u8hi = 0x80, 0xBF
 		if key {
 			f.h = hashByte(f.h, c)
 		}
@@ -34,12 +32,8 @@ func (m *Matcher) str(f frame, c byte, out *[]int32) {
 			f.st = sEsc
 			break
 		}
-		if c >= 0x80 {
-			need, lo, hi := utf8Lead(c)
-			if need == 0 {
-				return
-			}
-			f.u8n, f.u8lo, f.u8hi = uint8(need), lo, hi
+		if c >= 0x80 && !f.utf8Start(c) {
+			return
 		}
 		if key {
 			f.h = hashByte(f.h, c)
@@ -122,4 +116,26 @@ func (m *Matcher) endString(f frame, out *[]int32) {
 	}
 	obj.keys = m.add(frame{kind: fKeyRec, parent: obj.keys, node: obj.node, keys: -1, p: -1, h: f.h})
 	push(out, m.add(obj))
+}
+
+// utf8Start begins a character of f with its lead byte c (at least 0x80);
+// false when c cannot lead one.
+func (f *frame) utf8Start(c byte) bool {
+	need, lo, hi := utf8Lead(c)
+	if need == 0 {
+		return false
+	}
+	f.u8n, f.u8lo, f.u8hi = uint8(need), lo, hi
+	return true
+}
+
+// utf8Cont consumes c, the next continuation byte of the character of f
+// being written; false when c cannot continue it.
+func (f *frame) utf8Cont(c byte) bool {
+	if c < f.u8lo || c > f.u8hi {
+		return false
+	}
+	f.u8n--
+	f.u8lo, f.u8hi = 0x80, 0xBF
+	return true
 }

@@ -12,10 +12,13 @@ import (
 // and the tokens that are plain string content. It is immutable and safe for
 // concurrent use.
 //
-// Only normal tokens and SentencePiece byte tokens with a non-empty piece
-// take part in the text; control, user-defined, unknown and unused tokens
-// are always masked, and the end-of-generation tokens are allowed once the
-// value is complete (and never as text).
+// Only normal, user-defined and SentencePiece byte tokens with a non-empty
+// piece take part in the text; control, unknown and unused tokens are
+// always masked, and the end-of-generation tokens are allowed once the
+// value is complete (and never as text). User-defined tokens are text: the
+// decoder writes their text and the tokenizer matches it literally, so a
+// model may write a mark such as Qwen's "</tool_call>" as the one token it
+// was trained on.
 type Vocab struct {
 	tok *tokenizer.Tokenizer
 	n   int // number of tokens
@@ -60,7 +63,7 @@ func NewVocab(tok *tokenizer.Tokenizer) *Vocab {
 	var ids []int32
 	for id := int32(0); id < int32(n); id++ {
 		ty := tok.Type(id)
-		if (ty == tokenizer.TypeNormal || ty == tokenizer.TypeByte) && len(tok.Piece(id)) > 0 && !tok.IsEOG(id) {
+		if (ty == tokenizer.TypeNormal || ty == tokenizer.TypeByte || ty == tokenizer.TypeUserDefined) && len(tok.Piece(id)) > 0 && !tok.IsEOG(id) {
 			ids = append(ids, id)
 			v.text[id] = true
 		}

@@ -144,10 +144,10 @@ func (t *Tokenizer) NewDecoder(special bool) *Decoder {
 // returned slice is valid until the next call on d.
 func (d *Decoder) Add(id int32) []byte { return d.add(id, d.special) }
 
-// AddSpecial is Add with the text of a control token included even when the
-// decoder leaves control tokens out: for the few control tokens a caller
-// reads in the text (reasoning markers some vocabularies make control
-// tokens).
+// AddSpecial is Add writing the text of a control or unknown token even
+// when d leaves them out: for the few control tokens a caller reads in the
+// text (reasoning markers and tool-call marks that some vocabularies make
+// control tokens, such as Mistral's [TOOL_CALLS]).
 func (d *Decoder) AddSpecial(id int32) []byte { return d.add(id, true) }
 
 func (d *Decoder) add(id int32, special bool) []byte {

@@ -163,6 +163,16 @@ func TestPiece(t *testing.T) {
 	if got := spm.Decode([]int32{1, 15043, 2}, true); got != "<s>Hello</s>" {
 		t.Errorf("Decode special = %q", got)
 	}
+	// A streaming decoder leaves control tokens out, but for AddSpecial.
+	d := spm.NewDecoder(false)
+	var b []byte
+	b = append(b, d.Add(1)...)
+	b = append(b, d.AddSpecial(1)...)
+	b = append(b, d.AddSpecial(15043)...)
+	b = append(b, d.Add(2)...)
+	if string(b) != "<s> Hello" {
+		t.Errorf("Add, AddSpecial, AddSpecial, Add = %q, want %q", b, "<s> Hello")
+	}
 }
 
 // TestDecoderHoldsPartialUTF8 feeds a character split over byte tokens.
