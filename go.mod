@@ -3,6 +3,7 @@ module github.com/edgellm/edgellm
 go 1.27.0
 
 require (
+	github.com/ardanlabs/jinja v1.12.0
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/eclipse/paho.mqtt.golang v1.5.1
 	github.com/mochi-mqtt/server/v2 v2.7.9

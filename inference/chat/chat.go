@@ -61,10 +61,17 @@ type Message struct {
 	Content string // the text of the turn; for RoleTool, the tool's result
 	// ToolCalls are the calls an assistant turn made (assistant turns only).
 	ToolCalls []ToolCall
+	// ToolCallID is, for RoleTool, the ID of the call this is the result of;
+	// Name is the tool's name there. Only Jinja templates read them.
+	ToolCallID, Name string
+	// Reasoning is an earlier assistant turn's reasoning ("thinking"), for
+	// templates that show or drop it. Only Jinja templates read it.
+	Reasoning string
 }
 
 // ToolCall is a call of a tool by the model.
 type ToolCall struct {
+	ID   string // names the call, for the tool message answering it; may be empty
 	Name string // the tool's name
 	// Arguments is a JSON object of the call's arguments. A JSON string
 	// holding an object (the OpenAI wire form) is accepted too; nil means {}.
