@@ -127,7 +127,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	gr, grStart := c.grammar, c.start
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
-		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
+		if tmpl, terr = resolveRequestTemplate(job.ChatTemplate, e.model); terr != nil {
 			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
 		}
 	}

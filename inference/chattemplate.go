@@ -1,31 +1,35 @@
 package inference
 
 import (
-	"time"
-
 	"github.com/edgellm/edgellm/inference/chat"
 )
 
-// ChatTemplate returns the chat template to format conversations for m:
-// override (a family name such as "chatml", or Jinja text) when set, else
-// the template stored in the model file (tokenizer.chat_template). A model
-// without a recognised template is an error (wrapping
-// chat.ErrUnknownTemplate), never a guess. The template's BOS/EOS texts are
-// the vocabulary's and its date is today's.
-func (m *Model) ChatTemplate(override string) (chat.Template, error) {
+// ChatFormat returns the chat template that formats conversations for m:
+// override when set (Jinja text, a .jinja file's path, or the name of a
+// hand-written family, see chat.ChooseFormat), else the Jinja template
+// stored in the model file (tokenizer.chat_template). A model without a
+// template and no override is an error wrapping chat.ErrUnknownTemplate that
+// names the options, never a guess. The format's BOS and EOS texts,
+// AddsBOS and end-of-generation texts are the vocabulary's.
+func (m *Model) ChatFormat(override string) (*chat.Format, error) {
 	own, _ := m.File.String("tokenizer.chat_template")
-	t, err := chat.Choose(override, own, "")
+	f, err := chat.ChooseFormat(override, own)
 	if err != nil {
-		return t, err
+		return nil, err
 	}
 	if tok := m.Tokenizer; tok != nil {
 		if id := tok.BOS(); id >= 0 {
-			t.BOS = tok.Text(id)
+			f.BOS = tok.Text(id)
 		}
 		if id := tok.EOS(); id >= 0 {
-			t.EOS = tok.Text(id)
+			f.EOS = tok.Text(id)
+		}
+		f.AddsBOS = tok.AddBOS()
+		for _, id := range tok.EOG() {
+			if s := tok.Text(id); s != "" {
+				f.EOG = append(f.EOG, s)
+			}
 		}
 	}
-	t.Date = time.Now().Format("02 Jan 2006")
-	return t, nil
+	return f, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // MessagesJSON writes msgs as the JSON array of OpenAI-style messages
@@ -192,4 +193,22 @@ func ParseTools(raw json.RawMessage) ([]Tool, error) {
 		tools[i] = Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters}
 	}
 	return tools, nil
+}
+
+// NewInput returns the Input that asks for the assistant's next turn
+// (AddGenerationPrompt) after msgs, with tools: msgs and tools written as
+// MessagesJSON and ToolsJSON write them. Thinking is off (enable_thinking
+// false) and Now is today (Day), so prompts of one day share their text;
+// callers change the fields they want otherwise.
+func NewInput(msgs []Message, tools []Tool) (Input, error) {
+	rawMsgs, err := MessagesJSON(msgs)
+	if err != nil {
+		return Input{}, err
+	}
+	rawTools, err := ToolsJSON(tools)
+	if err != nil {
+		return Input{}, err
+	}
+	return Input{Messages: rawMsgs, Tools: rawTools, AddGenerationPrompt: true,
+		Kwargs: map[string]any{"enable_thinking": false}, Now: Day(time.Now())}, nil
 }

@@ -1,0 +1,138 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgellm/edgellm/gguf"
+	"github.com/edgellm/edgellm/inference"
+	"github.com/edgellm/edgellm/inference/chat"
+	"github.com/edgellm/edgellm/mqtt"
+)
+
+// modelWithTemplate writes a copy of the tiny test model whose
+// tokenizer.chat_template is src, and returns its path.
+func modelWithTemplate(t *testing.T, src string) string {
+	t.Helper()
+	f, err := gguf.Open("../testdata/models/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := gguf.NewBuilder()
+	for _, e := range f.KVs {
+		if err := b.AddKV(e.Key, e.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.AddKV("tokenizer.chat_template", src); err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range f.Tensors {
+		if err := b.AddTensor(ti.Name, ti.Type, ti.Dims, ti.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := gguf.WriteFile(path, b); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The daemon formats conversations with the model's own Jinja template: the
+// prompt it runs has exactly the tokens of the rendered template (its BOS
+// text replaced by the tokenizer's one BOS), a request's chat_template
+// overrides it, and a template's raise_exception is the request's error.
+func TestLLMRendersModelTemplate(t *testing.T) {
+	src := "{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('no system role') }}{% endif %}" +
+		"<|{{ m.role }}|>{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}" +
+		"{% if enable_thinking %}THINK{% endif %}"
+	path := modelWithTemplate(t, src)
+	e, err := LoadLLM(context.Background(), LoadOptions{Path: path, Context: 256, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	m, err := inference.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	want, err := m.Tokenizer.Encode("<|user|>Once upon a time</s><|assistant|>", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bos := 0
+	for _, id := range want {
+		if id == m.Tokenizer.BOS() {
+			bos++
+		}
+	}
+	if want[0] != m.Tokenizer.BOS() || bos != 1 {
+		t.Fatalf("reference tokens %v: want one BOS, first", want)
+	}
+	job := Job{Messages: []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: "Once upon a time"}}, MaxTokens: 3,
+		Sampling: Sampling{Temperature: 0, TopP: 1, RepeatPenalty: 1}}
+	out, err := e.Run(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Usage.PromptTokens != len(want) {
+		t.Errorf("prompt of %d tokens, want the %d of the rendered template with one BOS (thinking off)", out.Usage.PromptTokens, len(want))
+	}
+	job.ChatTemplate = "chatml"
+	if out2, err := e.Run(context.Background(), job); err != nil || out2.Usage.PromptTokens == len(want) {
+		t.Errorf("chat_template chatml: %d prompt tokens, %v; want another prompt than the model's template", out2.Usage.PromptTokens, err)
+	}
+	job.ChatTemplate = ""
+	job.Messages = append([]mqtt.ChatMessage{{Role: mqtt.RoleSystem, Content: "s"}}, job.Messages...)
+	_, err = e.Run(context.Background(), job)
+	var re *mqtt.RequestError
+	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Msg, "no system role") {
+		t.Errorf("raise_exception: %v", err)
+	}
+}
+
+// Prompts print the day's date, not the request's time, so every request
+// of a day renders the same text and shares the cached prefix.
+func TestTemplateDatePerDay(t *testing.T) {
+	f, err := chat.ChooseFormat("{{ strftime_now('%Y-%m-%d %H:%M:%S') }}|{{ messages[0].content }}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2025, 3, 14, 8, 30, 5, 0, time.UTC)
+	tmpl := chatTemplate{f: f, now: func() time.Time { return clock }}
+	msgs := []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: "hi"}}
+	morning, err := tmpl.Render(msgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(14 * time.Hour)
+	evening, _ := tmpl.Render(msgs, nil)
+	clock = clock.Add(2 * time.Hour)
+	nextDay, _ := tmpl.Render(msgs, nil)
+	if morning != "2025-03-14 00:00:00|hi" || evening != morning || nextDay != "2025-03-15 00:00:00|hi" {
+		t.Errorf("renderings %q, %q, %q", morning, evening, nextDay)
+	}
+}
+
+// A request's chat_template cannot name a file.
+func TestRequestTemplateNoFile(t *testing.T) {
+	m, err := inference.Load("../testdata/models/tiny-q8_0.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := resolveRequestTemplate("/etc/x.jinja", m); err == nil || !strings.Contains(err.Error(), "not a file") {
+		t.Errorf("a file: %v", err)
+	}
+	if _, err := resolveRequestTemplate("{{ messages[0].content }}", m); err != nil {
+		t.Errorf("Jinja text: %v", err)
+	}
+}
