@@ -108,3 +108,20 @@ func TestChatFormatNoTemplate(t *testing.T) {
 		t.Errorf("chatml stop strings %q: want the family's, then the vocabulary's EOG", stops)
 	}
 }
+
+// ChatFormatOf reads a file's template and vocabulary without its weights;
+// the texts it keeps outlive the file.
+func TestChatFormatOf(t *testing.T) {
+	f, err := ChatFormatOf(withTemplate(t, "tiny-q8_0", bosChatML, true), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := chat.NewInput([]chat.Message{{Role: chat.RoleUser, Content: "hi"}}, nil)
+	got, err := f.Render(context.Background(), in)
+	if err != nil || got != "<s><|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n" || !f.AddsBOS {
+		t.Errorf("rendered %q, %v (AddsBOS %v)", got, err, f.AddsBOS)
+	}
+	if _, err := ChatFormatOf("../testdata/models/missing.gguf", ""); err == nil {
+		t.Error("a missing file: no error")
+	}
+}

@@ -53,17 +53,22 @@ func ChooseFormat(override, modelTemplate string) (*Format, error) {
 	case strings.Contains(override, "{{") || strings.Contains(override, "{%"):
 		return jinjaFormat("Jinja text", override)
 	case strings.HasSuffix(override, ".jinja"):
-		src, err := os.ReadFile(override)
-		if err != nil {
-			return nil, fmt.Errorf("chat: reading the template file: %w", err)
-		}
-		return jinjaFormat("file "+filepath.Base(override), string(src))
+		return JinjaFile(override)
 	}
 	t, err := ByName(override)
 	if err != nil {
 		return nil, err
 	}
 	return &Format{Origin: "family " + t.Family.String(), Family: t}, nil
+}
+
+// JinjaFile returns the Format of the Jinja template in the file at path.
+func JinjaFile(path string) (*Format, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("chat: reading the template file: %w", err)
+	}
+	return jinjaFormat("file "+filepath.Base(path), string(src))
 }
 
 // jinjaFormat compiles src into a Format.

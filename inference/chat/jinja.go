@@ -39,7 +39,7 @@ type Jinja struct {
 func CompileJinja(src string) (*Jinja, error) {
 	t, err := jinja.Compile(src)
 	if err != nil {
-		return nil, fmt.Errorf("chat: compiling the Jinja template: %v: %w", err, ErrTemplate)
+		return nil, fmt.Errorf("%w: compiling the Jinja template: %v", ErrTemplate, err)
 	}
 	return &Jinja{src: src, tmpl: t}, nil
 }
@@ -120,13 +120,13 @@ func (j *Jinja) Render(ctx context.Context, in Input) (string, error) {
 		var r result
 		defer func() {
 			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("chat: rendering the template: panic: %v: %w", p, ErrTemplate)}
+				r = result{err: fmt.Errorf("%w: the engine failed: %v", ErrTemplate, p)}
 			}
 			done <- r
 		}()
 		r.text, r.err = j.tmpl.RenderValues(vars)
 		if r.err != nil {
-			r.err = fmt.Errorf("chat: rendering the template: %v: %w", r.err, ErrTemplate)
+			r.err = fmt.Errorf("%w: %v", ErrTemplate, r.err)
 		}
 	}()
 	select {
