@@ -30,6 +30,8 @@ type llm struct {
 	log      *slog.Logger
 	// tmplErr says why there is no template (for requests with messages).
 	tmplErr error
+	// guard probes Jinja templates before use (the model's, a request's).
+	guard *templateGuard
 }
 
 // LoadLLM loads a GGUF model with the inference engine. opts.Check, when
@@ -62,8 +64,11 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	e := &llm{model: m, info: info, ctx: opts.Context}
-	e.tmpl, e.tmplErr = resolveTemplate(opts.ChatTemplate, m)
+	e := &llm{model: m, info: info, ctx: opts.Context, log: opts.Logger, guard: &templateGuard{probe: opts.TemplateProbe}}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	e.tmpl, e.tmplErr = loadTemplate(ctx, opts.ChatTemplate, m, e.guard, e.log)
 	if opts.ChatTemplate != "" && e.tmplErr != nil {
 		return fail(fmt.Errorf("model.chat_template: %w", e.tmplErr))
 	}
@@ -71,14 +76,11 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		return fail(err)
 	}
 	e.gen = inference.NewGenerator(e.state, m.Tokenizer)
-	e.cache, e.log = opts.CacheFile, opts.Logger
+	e.cache = opts.CacheFile
 	if opts.PrefixCacheBytes != nil {
 		if b := opts.PrefixCacheBytes(); b > 0 {
 			e.prefixes = inference.NewPrefixCache(b)
 		}
-	}
-	if e.log == nil {
-		e.log = slog.Default()
 	}
 	if e.cache != "" {
 		switch toks, err := e.state.LoadCache(e.cache); {
@@ -127,7 +129,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	gr, grStart := c.grammar, c.start
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
-		if tmpl, terr = resolveRequestTemplate(job.ChatTemplate, e.model); terr != nil {
+		if tmpl, terr = resolveRequestTemplate(ctx, job.ChatTemplate, e.model, e.guard); terr != nil {
 			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
 		}
 	}

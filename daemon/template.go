@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgellm/edgellm/inference"
@@ -58,22 +60,78 @@ func (c chatTemplate) Render(msgs []mqtt.ChatMessage, tools []mqtt.Tool) (string
 
 func (c chatTemplate) StopStrings() []string { return c.f.StopStrings() }
 
+// templateGuard probes Jinja chat templates in a child process before
+// they are used, remembering its verdicts by source so a template sent with
+// many requests is probed once.
+type templateGuard struct {
+	probe    *chat.Prober // nil: every template passes unprobed
+	mu       sync.Mutex
+	verdicts map[string]error
+}
+
+// maxVerdicts bounds the verdicts a templateGuard remembers; past it they
+// are forgotten all at once.
+const maxVerdicts = 64
+
+// check probes f's Jinja template (a family passes as it is).
+func (g *templateGuard) check(ctx context.Context, f *chat.Format) error {
+	if g == nil || g.probe == nil || f.Jinja == nil {
+		return nil
+	}
+	src := f.Jinja.Source()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err, ok := g.verdicts[src]; ok {
+		return err
+	}
+	err := g.probe.Check(ctx, src, f.BOS, f.EOS)
+	if err != nil && !errors.Is(err, chat.ErrTemplateRefused) {
+		return err // the probe could not run: no verdict to remember
+	}
+	if g.verdicts == nil || len(g.verdicts) >= maxVerdicts {
+		g.verdicts = map[string]error{}
+	}
+	g.verdicts[src] = err
+	return err
+}
+
 // resolveRequestTemplate picks a request's chat_template: Jinja text or a
 // family name. A file path is refused: a request must not make the daemon
 // read files.
-func resolveRequestTemplate(name string, m *inference.Model) (promptTemplate, error) {
+func resolveRequestTemplate(ctx context.Context, name string, m *inference.Model, g *templateGuard) (promptTemplate, error) {
 	if strings.HasSuffix(name, ".jinja") && !strings.Contains(name, "{{") && !strings.Contains(name, "{%") {
 		return nil, errors.New("a request's chat_template is a family name or Jinja text, not a file; set a file with model.chat_template")
 	}
-	return resolveTemplate(name, m)
-}
-
-// resolveTemplate picks the chat template: name (Jinja text, a .jinja
-// file's path or a family name) when set, else the one in the model file.
-func resolveTemplate(name string, m *inference.Model) (promptTemplate, error) {
 	f, err := m.ChatFormat(name)
 	if err != nil {
 		return nil, err
 	}
+	if err := g.check(ctx, f); err != nil {
+		return nil, err
+	}
 	return chatTemplate{f: f, now: time.Now}, nil
+}
+
+// loadTemplate picks the model's chat template at load: override
+// (model.chat_template) when set, else the model's own, probed by g. The
+// model's own template, when refused, gives way to the hand-written family
+// it belongs to, if any (with a warning logged). The error says why there
+// is no template; with an override set the caller refuses the model.
+func loadTemplate(ctx context.Context, override string, m *inference.Model, g *templateGuard, log *slog.Logger) (promptTemplate, error) {
+	f, err := m.ChatFormat(override)
+	if err == nil {
+		err = g.check(ctx, f)
+	}
+	switch {
+	case err == nil:
+		return chatTemplate{f: f, now: time.Now}, nil
+	case override == "" && f != nil && f.Family.Family != 0 && errors.Is(err, chat.ErrTemplateRefused):
+		log.Warn("the model's chat template is refused; using the hand-written family it belongs to", "family", f.Family.Family.String(), "err", err)
+		fallback := *f
+		fallback.Jinja, fallback.Origin = nil, "family "+f.Family.Family.String()+" (the model's template was refused)"
+		return chatTemplate{f: &fallback, now: time.Now}, nil
+	case override == "" && errors.Is(err, chat.ErrTemplateRefused):
+		log.Error("the model's chat template is refused; requests with messages need model.chat_template or the request's chat_template", "err", err)
+	}
+	return nil, err
 }

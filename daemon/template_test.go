@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,10 +130,77 @@ func TestRequestTemplateNoFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if _, err := resolveRequestTemplate("/etc/x.jinja", m); err == nil || !strings.Contains(err.Error(), "not a file") {
+	if _, err := resolveRequestTemplate(context.Background(), "/etc/x.jinja", m, nil); err == nil || !strings.Contains(err.Error(), "not a file") {
 		t.Errorf("a file: %v", err)
 	}
-	if _, err := resolveRequestTemplate("{{ messages[0].content }}", m); err != nil {
+	if _, err := resolveRequestTemplate(context.Background(), "{{ messages[0].content }}", m, nil); err != nil {
 		t.Errorf("Jinja text: %v", err)
+	}
+}
+
+// probeChildEnv makes the test binary a template probe's child (TestMain).
+const probeChildEnv = "EDGELLM_TEST_PROBE_CHILD"
+
+// testProber re-executes the test binary as the probe's child.
+func testProber() *chat.Prober {
+	return &chat.Prober{Command: []string{os.Args[0], "-test.run=^$"}, Env: []string{probeChildEnv + "=1"}}
+}
+
+// A hostile template never takes the daemon down: the model's own gives
+// way to its family's hand-written template, or leaves the model without
+// one (messages refused with the reason, prompts still answered);
+// model.chat_template's refuses the model; a request's is refused as a bad
+// request.
+func TestLLMRefusesHostileTemplates(t *testing.T) {
+	endless := "{% for i in range(10**6) %}{% for j in range(10**6) %}{% endfor %}{% endfor %}"
+	recursive := "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"
+	load := func(src, override string) (Engine, error) {
+		return LoadLLM(context.Background(), LoadOptions{Path: modelWithTemplate(t, src), Context: 256, Threads: 1,
+			ChatTemplate: override, TemplateProbe: testProber(), Logger: testLogger(t)})
+	}
+	job := Job{Messages: []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: "hi"}}, MaxTokens: 2, Sampling: Sampling{TopP: 1, RepeatPenalty: 1}}
+
+	// A ChatML template (by its markers) that recurses: the chatml family.
+	e, err := load("<|im_start|>"+recursive, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Run(context.Background(), job)
+	if err != nil || out.Usage.PromptTokens < 10 {
+		t.Errorf("chatml fallback: %+v, %v", out.Usage, err)
+	}
+	e.Close()
+
+	// No family to fall back to: messages are refused with the reason.
+	e, err = load(endless, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Run(context.Background(), job)
+	var re *mqtt.RequestError
+	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Msg, "did not finish") {
+		t.Errorf("refused template, messages: %v", err)
+	}
+	if _, err := e.Run(context.Background(), Job{Prompt: "hi", MaxTokens: 2, Sampling: Sampling{TopP: 1, RepeatPenalty: 1}}); err != nil {
+		t.Errorf("refused template, a plain prompt: %v", err)
+	}
+	// A request's hostile Jinja text is a bad request; the engine lives on.
+	job.ChatTemplate = recursive
+	if _, err = e.Run(context.Background(), job); !errors.As(err, &re) || re.Field != "chat_template" || !strings.Contains(re.Msg, "refused") {
+		t.Errorf("a request's hostile template: %v", err)
+	}
+	job.ChatTemplate = "{% for m in messages %}{{ m.content }}{% endfor %}"
+	if _, err = e.Run(context.Background(), job); err != nil {
+		t.Errorf("a request's good template: %v", err)
+	}
+	e.Close()
+
+	// model.chat_template that is hostile refuses the model, clearly.
+	file := filepath.Join(t.TempDir(), "bad.jinja")
+	if err := os.WriteFile(file, []byte(recursive), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load("x", file); err == nil || !strings.Contains(err.Error(), "model.chat_template") || !errors.Is(err, chat.ErrTemplateRefused) {
+		t.Errorf("hostile model.chat_template: %v", err)
 	}
 }

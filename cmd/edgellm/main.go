@@ -27,7 +27,23 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/edgellm/edgellm/inference/chat"
 )
+
+// probeCommand is the hidden subcommand that renders a chat template in a
+// child process for chat.Prober: edgellm re-executes itself with it.
+const probeCommand = "__probe-chat-template"
+
+// templateProber returns the chat template prober that re-executes this
+// binary, or nil (no probe) when the binary cannot be found.
+func templateProber() *chat.Prober {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return &chat.Prober{Command: []string{exe, probeCommand}}
+}
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
@@ -197,6 +213,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case "--version", "version":
 		fmt.Fprintln(stdout, "edgellm", version)
+		return 0
+	case probeCommand: // hidden: the child of a chat template probe
+		if err := chat.ProbeChild(stdin, stdout); err != nil {
+			fmt.Fprintln(stderr, "edgellm:", err)
+			return 1
+		}
 		return 0
 	}
 	c, ok := lookup(args[0])

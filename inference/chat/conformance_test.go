@@ -146,6 +146,13 @@ func TestJinjaConformance(t *testing.T) {
 			t.Errorf("%s: no case renders it", tm.File)
 		}
 	}
+	// No published template is refused by the guard.
+	p := testProber()
+	for file, j := range compiled {
+		if err := p.Check(context.Background(), j.Source(), "<s>", "</s>"); err != nil {
+			t.Errorf("%s: %v", file, err)
+		}
+	}
 	t.Logf("%d renderings identical, %d refusals shared, %d refused by the reference only (tools none), over %d templates",
 		passed, refused, lenient, len(compiled))
 }
