@@ -96,6 +96,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--chat: %w", err)
 		}
+		if p := templateProber(); p != nil && f.Jinja != nil {
+			if err := p.Check(context.Background(), f.Jinja.Source(), f.BOS, f.EOS); err != nil {
+				return fmt.Errorf("--chat: %s: %w", f.Origin, err)
+			}
+		}
 		in, err := chat.NewInput([]chat.Message{{Role: chat.RoleUser, Content: text}}, tools)
 		if err != nil {
 			return fmt.Errorf("--chat: %w", err)

@@ -8,6 +8,16 @@ import (
 	"testing"
 )
 
+// TestMain lets the test binary serve as the chat template probe's child,
+// as the edgellm binary does: re-executed with the hidden subcommand, it
+// runs that instead of the tests.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == probeCommand {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
 // chatTestdata holds the chat templates and their reference renderings.
 const chatTestdata = "../../inference/chat/testdata/"
 
@@ -106,5 +116,33 @@ func TestTemplateCommand(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "", "template", "--template", tmpl, "--messages", tmpl); code != 1 || !strings.Contains(errs, "not a JSON array") {
 		t.Errorf("messages not JSON: exit %d, %s", code, errs)
+	}
+}
+
+// run --chat probes a Jinja template in a child process first: a hostile
+// one is refused with the reason, a good one formats the prompt.
+func TestRunChatProbesTemplate(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jinja")
+	good := filepath.Join(dir, "good.jinja")
+	os.WriteFile(bad, []byte("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), 0o600)
+	os.WriteFile(good, []byte("{{ bos_token }}{% for m in messages %}<|user|>{{ m.content }}{% endfor %}<|assistant|>"), 0o600)
+	code, _, errs := runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "hi", "--chat", "--chat-template", bad, "-n", "1")
+	if code != 1 || !strings.Contains(errs, "chat template refused") || !strings.Contains(errs, "file bad.jinja") {
+		t.Errorf("hostile template: exit %d, %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "hi", "--chat", "--chat-template", good, "-n", "1", "-t", "0")
+	_, _, plain := runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "<|user|>hi<|assistant|>", "-n", "1", "-t", "0")
+	prefill := func(s string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "prefill: ") {
+				return strings.Fields(l)[1]
+			}
+		}
+		return ""
+	}
+	// One BOS: the template's BOS text is dropped, the tokenizer adds its own.
+	if code != 0 || prefill(errs) == "" || prefill(errs) != prefill(plain) {
+		t.Errorf("good template: exit %d, prefill %q vs the plain prompt's %q: %s", code, prefill(errs), prefill(plain), errs)
 	}
 }
