@@ -19,9 +19,9 @@
 //     ("Cutting Knowledge Date", "Today Date") and their tool convention.
 //   - "phi3": <|role|>\n … <|end|>\n (Phi-3, Phi-3.5).
 //
-// A family's rendered text equals what the reference template produces under Hugging
-// Face transformers (trim_blocks, lstrip_blocks), with one difference: a
-// begin-of-sequence token the template writes at the very start is left out,
+// A family's rendered text equals what the reference template produces
+// under Hugging Face transformers (trim_blocks, lstrip_blocks), with one
+// difference: a begin-of-sequence token the template writes at the very start is left out,
 // as llama.cpp does, because the tokenizer adds BOS itself when the model asks
 // for it (tokenizer.ggml.add_bos_token). Special-token texts elsewhere in the
 // prompt (Llama 2's "</s><s>[INST]" between turns, Zephyr's "</s>") are

@@ -190,7 +190,7 @@ func ParseTools(raw json.RawMessage) ([]Tool, error) {
 		if w.Function != nil {
 			f = *w.Function
 		}
-		tools[i] = Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters}
+		tools[i] = Tool(f)
 	}
 	return tools, nil
 }
