@@ -81,7 +81,7 @@ func TestParseRequestErrors(t *testing.T) {
 		{"stream not bool", `{"prompt":"x","stream":"yes"}`, CodeBadRequest, "stream", "want true or false", "", ""},
 		{"stop not array", `{"prompt":"x","stop":"END"}`, CodeBadRequest, "stop", "want an array, got string", "", ""},
 		{"messages not array", `{"messages":{"role":"user"}}`, CodeBadRequest, "messages", "want an array, got object", "", ""},
-		{"message content not string", `{"messages":[{"role":"user","content":5}]}`, CodeBadRequest, "messages.content", "want a string", "", ""},
+		{"message content not string", `{"messages":[{"role":"user","content":5}]}`, CodeBadRequest, "messages.0.content", "want a string", "", ""},
 		{"id not string", `{"id":5,"prompt":"x"}`, CodeBadRequest, "id", "want a string, got number", "", ""},
 		{"id with slash", `{"id":"a/b","prompt":"x","reply_to":"r/t"}`, CodeBadRequest, "id", "has '/'", "", "r/t"},
 		{"id with wildcard", `{"id":"a+","prompt":"x"}`, CodeBadRequest, "id", "has '+'", "", ""},
