@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +98,7 @@ func (g *templateGuard) check(ctx context.Context, f *chat.Format) error {
 // family name. A file path is refused: a request must not make the daemon
 // read files.
 func resolveRequestTemplate(ctx context.Context, name string, m *inference.Model, g *templateGuard) (promptTemplate, error) {
-	if strings.HasSuffix(name, ".jinja") && !strings.Contains(name, "{{") && !strings.Contains(name, "{%") {
+	if isTemplateFile(name) {
 		return nil, errors.New("a request's chat_template is a family name or Jinja text, not a file; set a file with model.chat_template")
 	}
 	f, err := m.ChatFormat(name)

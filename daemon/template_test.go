@@ -204,3 +204,42 @@ func TestLLMRefusesHostileTemplates(t *testing.T) {
 		t.Errorf("hostile model.chat_template: %v", err)
 	}
 }
+
+// model.chat_template names a .jinja file relative to the configuration's
+// directory; serve --check checks that it (or the family name, or the
+// Jinja text) is usable.
+func TestConfigChatTemplate(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.gguf")
+	if err := os.WriteFile(model, []byte("GGUF"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t.jinja"), []byte("{{ messages[0].content }}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ setting, problem string }{
+		{"t.jinja", ""},
+		{"chatml", ""},
+		{"'{{ messages[0].content }}'", ""},
+		{"missing.jinja", "no such file"},
+		{"nonsense", "unknown chat template"},
+		{"'{% if %}'", "chat template error"},
+	} {
+		path := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(path, []byte("model:\n  path: m.gguf\n  chat_template: "+c.setting+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadConfig(path)
+		if err != nil {
+			t.Fatalf("%s: %v", c.setting, err)
+		}
+		if c.setting == "t.jinja" && cfg.Model.ChatTemplate != filepath.Join(dir, "t.jinja") {
+			t.Errorf("t.jinja resolved to %q", cfg.Model.ChatTemplate)
+		}
+		err = cfg.CheckFiles()
+		if c.problem == "" && err != nil && strings.Contains(err.Error(), "chat_template") ||
+			c.problem != "" && (err == nil || !strings.Contains(err.Error(), "model.chat_template") || !strings.Contains(err.Error(), c.problem)) {
+			t.Errorf("%s: CheckFiles = %v", c.setting, err)
+		}
+	}
+}
