@@ -21,7 +21,7 @@ var ErrTemplateRefused = errors.New("chat template refused")
 // Defaults of Prober.
 const (
 	DefaultProbeTimeout = 3 * time.Second
-	DefaultProbeMemory  = 1 << 30 // 1 GiB of private writable memory
+	DefaultProbeMemory  = 256 << 20 // private writable memory: a real template needs a few MiB; a Pi Zero has 512
 	// probeMaxStack is the child's goroutine stack limit: deep enough for
 	// any real template, small enough that endless recursion ends at once
 	// (Go's default of 1 GB takes seconds to fill).
