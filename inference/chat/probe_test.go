@@ -36,9 +36,11 @@ func testProber() *Prober {
 // this process survives them all.
 func TestProbeRefusesHostileTemplates(t *testing.T) {
 	p := testProber()
-	// Either limit may stop a template first: the engine builds range()
-	// lists and macro scopes on the heap as it goes.
+	// Any limit may stop a template first: the engine builds range() lists
+	// and macro scopes on the heap as it goes, and on a busy machine the
+	// time limit may come before the memory or the stack is used up.
 	const memory = "more than 256 MiB"
+	const slow = "did not finish"
 	for _, c := range []struct{ name, src, why, or string }{
 		{"a 10^10-step loop", "{% for i in range(10**10) %}x{% endfor %}", "did not finish", memory},
 		{"a 10^12-step loop over small lists", "{% for i in range(10**6) %}{% for j in range(10**6) %}{% endfor %}{% endfor %}", "did not finish", "did not finish"},
@@ -51,7 +53,9 @@ func TestProbeRefusesHostileTemplates(t *testing.T) {
 		start := time.Now()
 		err := p.Check(context.Background(), c.src, "<s>", "</s>")
 		took := time.Since(start)
-		if !errors.Is(err, ErrTemplateRefused) || !strings.Contains(err.Error(), c.why) && !strings.Contains(err.Error(), c.or) {
+		hostile := c.why != "failed on every one" // the others exhaust a limit
+		if !errors.Is(err, ErrTemplateRefused) || !strings.Contains(err.Error(), c.why) && !strings.Contains(err.Error(), c.or) &&
+			!(hostile && strings.Contains(err.Error(), slow)) {
 			t.Errorf("%s: %v, want a refusal saying %q or %q", c.name, err, c.why, c.or)
 		}
 		if took > DefaultProbeTimeout+5*time.Second {
