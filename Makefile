@@ -1,4 +1,10 @@
 # edgellm — build and test. `make test` is the command CI runs (.ci/run).
+
+# go.mod needs Go 1.27 (github.com/ardanlabs/jinja); a machine's own Go (1.26)
+# fetches this toolchain from the Go module proxy when told to. Exported, so
+# every recipe below (cross, qemu, fuzz, deb, lint) and the scripts they run
+# use it.
+export GOTOOLCHAIN ?= go1.27.3
 GO       ?= go
 FUZZTIME ?= 30s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)

@@ -51,8 +51,10 @@ type ModelConfig struct {
 	Threads int `yaml:"threads"`
 	// Nice is the scheduling priority of the worker (-20 … 19).
 	Nice int `yaml:"nice"`
-	// ChatTemplate overrides the chat template from the model file; empty
-	// means use the model's own.
+	// ChatTemplate overrides the chat template from the model file: a
+	// .jinja file's path, Jinja text, or a hand-written family's name
+	// (chatml, zephyr, llama2, llama3, llama3.1, phi3); empty means the
+	// model's own (tokenizer.chat_template, rendered with Jinja).
 	ChatTemplate string `yaml:"chat_template"`
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -169,20 +170,38 @@ func (c *Config) floatRange(key string, v, lo, hi float64, openLow bool) error {
 	return nil
 }
 
-// resolvePaths makes relative file paths relative to dir.
+// resolvePaths makes relative file paths relative to dir, a .jinja
+// model.chat_template's too.
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.MQTT.Embedded.PasswordFile, &c.StateDir} {
+	paths := []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.MQTT.Embedded.PasswordFile, &c.StateDir}
+	if isTemplateFile(c.Model.ChatTemplate) {
+		paths = append(paths, &c.Model.ChatTemplate)
+	}
+	for _, p := range paths {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
 }
 
+// isTemplateFile reports whether a chat_template setting names a .jinja
+// file rather than holding Jinja text or a family name.
+func isTemplateFile(s string) bool {
+	return strings.HasSuffix(s, ".jinja") && !strings.Contains(s, "{{") && !strings.Contains(s, "{%")
+}
+
 // CheckFiles checks that the files the configuration names exist and can be
-// read: the model, the password file and the TLS files. `edgellm serve
-// --check` runs it after LoadConfig.
+// read: the model, the password file and the TLS files; and that
+// model.chat_template, when set, is a family name, a readable .jinja file or
+// Jinja text that compiles. `edgellm serve --check` runs it after
+// LoadConfig.
 func (c *Config) CheckFiles() error {
 	var errs []error
+	if c.Model.ChatTemplate != "" {
+		if _, err := chat.ChooseFormat(c.Model.ChatTemplate, ""); err != nil {
+			errs = append(errs, c.fieldErr("model.chat_template", "%v", err))
+		}
+	}
 	for _, f := range []struct{ key, path string }{
 		{"model.path", c.Model.Path},
 		{"mqtt.password_file", c.MQTT.PasswordFile},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -35,6 +36,10 @@ type LoadOptions struct {
 	Context      int    // model.context
 	Threads      int    // model.threads (resolved, ≥ 1)
 	ChatTemplate string // model.chat_template ("" = the model's own)
+	// TemplateProbe, when set, probes Jinja chat templates (the model's,
+	// model.chat_template's, a request's) in a child process before they
+	// are used; nil uses them unprobed.
+	TemplateProbe *chat.Prober
 	// CacheFile, when set, is the prompt cache file: loaded (if it fits this
 	// model) after the model, saved by Close.
 	CacheFile string

@@ -33,6 +33,8 @@ type llm struct {
 	tmplErr error
 	// think are the tokens of the reasoning markers.
 	think thinkTokens
+	// guard probes Jinja templates before use (the model's, a request's).
+	guard *templateGuard
 }
 
 // LoadLLM loads a GGUF model with the inference engine. opts.Check, when
@@ -65,8 +67,11 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	e := &llm{model: m, info: info, ctx: opts.Context}
-	e.tmpl, e.tmplErr = resolveTemplate(opts.ChatTemplate, m)
+	e := &llm{model: m, info: info, ctx: opts.Context, log: opts.Logger, guard: &templateGuard{probe: opts.TemplateProbe}}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	e.tmpl, e.tmplErr = loadTemplate(ctx, opts.ChatTemplate, m, e.guard, e.log)
 	if opts.ChatTemplate != "" && e.tmplErr != nil {
 		return fail(fmt.Errorf("model.chat_template: %w", e.tmplErr))
 	}
@@ -78,14 +83,11 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		e.state.Close()
 		return fail(err)
 	}
-	e.cache, e.log = opts.CacheFile, opts.Logger
+	e.cache = opts.CacheFile
 	if opts.PrefixCacheBytes != nil {
 		if b := opts.PrefixCacheBytes(); b > 0 {
 			e.prefixes = inference.NewPrefixCache(b)
 		}
-	}
-	if e.log == nil {
-		e.log = slog.Default()
 	}
 	if e.cache != "" {
 		switch toks, err := e.state.LoadCache(e.cache); {
@@ -125,7 +127,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	var out Outcome
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
-		if tmpl, terr = resolveTemplate(job.ChatTemplate, e.model); terr != nil {
+		if tmpl, terr = resolveRequestTemplate(ctx, job.ChatTemplate, e.model, e.guard); terr != nil {
 			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
 		}
 	}
@@ -358,7 +360,7 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 	// memory in proportion to its length for nothing: ids is nil then, n
 	// that least number of tokens, and text the rendering.
 	encode := func(turns []mqtt.ChatMessage) (ids []int32, n int, text string, err error) {
-		text, err = tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...), tools)
+		text, err = tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...), tools, job.Think)
 		if err != nil {
 			return nil, 0, "", &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages", Msg: err.Error()}
 		}

@@ -18,6 +18,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
@@ -28,6 +29,13 @@ import (
 const serveEnv = "EDGELLM_TEST_SERVE_CONFIG"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(probeChildEnv) == "1" { // the child of a template probe (template_test.go)
+		if err := chat.ProbeChild(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if path := os.Getenv(serveEnv); path != "" {
 		if err := Run(Options{ConfigPath: path, Version: "test", Logger: NewLogger(-4)}); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/broker"
 )
@@ -47,6 +48,9 @@ type Options struct {
 	Notify Notifications
 	// Logger receives the daemon's log; nil means slog.Default().
 	Logger *slog.Logger
+	// TemplateProbe probes Jinja chat templates in a child process before
+	// they are used (see LoadOptions); nil uses them unprobed.
+	TemplateProbe *chat.Prober
 }
 
 // Defaults of Options.
@@ -241,11 +245,12 @@ func Serve(ctx context.Context, opts Options) error {
 func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 	var plan MemoryPlan
 	e, err := s.opts.Load(ctx, LoadOptions{
-		Path:         cfg.Model.Path,
-		Context:      cfg.Model.Context,
-		Threads:      cfg.Model.Threads,
-		ChatTemplate: cfg.Model.ChatTemplate,
-		CacheFile:    s.promptCacheFile(cfg),
+		Path:          cfg.Model.Path,
+		Context:       cfg.Model.Context,
+		Threads:       cfg.Model.Threads,
+		ChatTemplate:  cfg.Model.ChatTemplate,
+		TemplateProbe: s.opts.TemplateProbe,
+		CacheFile:     s.promptCacheFile(cfg),
 		PrefixCacheBytes: func() int64 {
 			// Half of what the budget leaves beside the model, the KV cache
 			// and the overhead, at most 512 MiB.

@@ -12,22 +12,20 @@ import (
 	"github.com/edgellm/edgellm/mqtt"
 )
 
-// jinjaTemplate is a template with a Jinja source, as the Jinja engine's
-// templates have.
-type jinjaTemplate struct {
-	chatTemplate
-	src string
-}
-
-func (j jinjaTemplate) Source() string { return j.src }
-
 func TestTemplateSyntax(t *testing.T) {
 	family := func(name string) promptTemplate {
 		tm, err := chat.ByName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return chatTemplate{tm}
+		return chatTemplate{f: &chat.Format{Family: tm}}
+	}
+	jinja := func(src string) promptTemplate {
+		j, err := chat.CompileJinja(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chatTemplate{f: &chat.Format{Jinja: j}}
 	}
 	for _, c := range []struct {
 		name string
@@ -37,8 +35,8 @@ func TestTemplateSyntax(t *testing.T) {
 		{"chatml", family("chatml"), toolcall.Hermes},
 		{"phi3", family("phi3"), toolcall.Hermes},
 		{"llama3.1", family("llama3.1"), toolcall.Llama3JSON},
-		{"LFM2 Jinja", jinjaTemplate{src: `{{- "<|tool_call_start|>[" -}}`}, toolcall.LFM2Pythonic},
-		{"Jinja without markers", jinjaTemplate{src: `{{ messages[0]['content'] }}`}, toolcall.JSON},
+		{"LFM2 Jinja", jinja(`{{- "<|tool_call_start|>[" -}}`), toolcall.LFM2Pythonic},
+		{"Jinja without markers", jinja(`{{ messages[0]['content'] }}`), toolcall.JSON},
 		{"none", nil, toolcall.JSON},
 	} {
 		if got := templateSyntax(c.tmpl); got != c.want {

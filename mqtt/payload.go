@@ -41,6 +41,14 @@ const (
 type ChatMessage struct {
 	Role    string `json:"role"`    // system, user, assistant or tool
 	Content string `json:"content"` // the text of the turn
+	// ToolCalls are the calls an assistant turn made, as the final answer
+	// gave them ({"id","name","arguments"}) or in the OpenAI shape
+	// ({"id","type":"function","function":{"name","arguments"}}).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is, for a tool turn, the id of the call it answers; Name
+	// is the tool's name there (optional).
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Name       string `json:"name,omitempty"`
 }
 
 // Tool is a function the model may call, in the OpenAI shape:
@@ -497,6 +505,23 @@ func (r *Request) validatePrompt() error {
 		case RoleUser, RoleAssistant, RoleTool:
 		default:
 			return badField("messages", "messages[%d].role %q is not system, user, assistant or tool", i, m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+			return badField("messages", "messages[%d]: only assistant turns have tool_calls", i)
+		}
+		if len(m.ToolCalls) > MaxTools {
+			return badField("messages", "messages[%d]: at most %d tool_calls, got %d", i, MaxTools, len(m.ToolCalls))
+		}
+		for k, c := range m.ToolCalls {
+			if err := ValidateID(c.Name); err != nil {
+				return badField("messages", "messages[%d].tool_calls[%d].name: %v", i, k, err)
+			}
+			if a := bytes.TrimSpace(c.Arguments); len(a) > 0 && a[0] != '{' && a[0] != '"' {
+				return badField("messages", "messages[%d].tool_calls[%d].arguments must be a JSON object (or a string holding one)", i, k)
+			}
+		}
+		if (m.ToolCallID != "" || m.Name != "") && m.Role != RoleTool {
+			return badField("messages", "messages[%d]: only tool turns have tool_call_id and name", i)
 		}
 	}
 	last := r.Messages[len(r.Messages)-1]

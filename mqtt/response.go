@@ -1,8 +1,10 @@
 package mqtt
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -71,6 +73,38 @@ type ToolCall struct {
 	ID        string          `json:"id,omitempty"` // names the call, for the tool message answering it
 	Name      string          `json:"name"`         // the function called
 	Arguments json.RawMessage `json:"arguments"`    // its arguments, a JSON object
+}
+
+// UnmarshalJSON reads a call in the answer's shape {"id","name","arguments"}
+// or in the OpenAI shape {"id","type":"function","function":{"name",
+// "arguments"}}, whose arguments may be a JSON string holding the object.
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var w struct {
+		ID        string          `json:"id"`
+		Type      string          `json:"type"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Function  *struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return fmt.Errorf("tool call: %w", err)
+	}
+	if w.Type != "" && w.Type != "function" {
+		return fmt.Errorf("tool call type %q is not \"function\"", w.Type)
+	}
+	*c = ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments}
+	if f := w.Function; f != nil {
+		if w.Name != "" || len(w.Arguments) > 0 {
+			return errors.New("a tool call has name and arguments either at the top or in function, not both")
+		}
+		c.Name, c.Arguments = f.Name, f.Arguments
+	}
+	return nil
 }
 
 // Final is the final answer on Topics.ResponseFor(id) or reply_to, QoS 1.

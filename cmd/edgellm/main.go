@@ -3,9 +3,11 @@
 // Subcommands:
 //
 //	edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k|--top-p P] [--top-k K] [-s SEED] [-c CTX] [-j THREADS]
-//		[--chat [--chat-template NAME]] [--json | --schema FILE | --tools FILE] [--cache FILE]
+//		[--chat [--chat-template NAME|FILE.jinja]] [--json | --schema FILE | --tools FILE] [--cache FILE]
 //	edgellm eval -m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]
 //	edgellm tokenize -m MODEL [--special] [-p TEXT]
+//	edgellm template (-m MODEL | --template FILE.jinja [--bos TEXT] [--eos TEXT]) --messages FILE.json
+//		[--tools FILE.json] [--no-generation-prompt] [--think] [--date YYYY-MM-DD]
 //	edgellm info MODEL [-c CTX] [--tensors]
 //	edgellm synth --shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]
 //	edgellm bench -m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]
@@ -25,7 +27,23 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/edgellm/edgellm/inference/chat"
 )
+
+// probeCommand is the hidden subcommand that renders a chat template in a
+// child process for chat.Prober: edgellm re-executes itself with it.
+const probeCommand = "__probe-chat-template"
+
+// templateProber returns the chat template prober that re-executes this
+// binary, or nil (no probe) when the binary cannot be found.
+func templateProber() *chat.Prober {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return &chat.Prober{Command: []string{exe, probeCommand}}
+}
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
@@ -81,6 +99,19 @@ little-endian float32 to OUT.f32; prints {"ids":[...]} on stdout.`,
 line. MODEL may be a vocabulary-only GGUF file.`,
 			examples: []string{`edgellm tokenize -m testdata/models/stories260K-tok512.gguf -p "Hello world"`},
 			run:      cmdTokenize,
+		},
+		{
+			name: "template", summary: "print the prompt a chat template renders for a conversation",
+			synopsis: []string{"(-m MODEL | --template FILE.jinja [--bos TEXT] [--eos TEXT]) --messages FILE.json [--tools FILE.json] [--no-generation-prompt] [--think] [--date YYYY-MM-DD]"},
+			about: `Renders the chat template of MODEL (its tokenizer.chat_template), or the Jinja
+template in FILE.jinja, for the conversation in --messages (an OpenAI-style JSON
+array of messages) and the tools in --tools, as Hugging Face transformers
+renders it, and writes the prompt to stdout exactly as rendered: a BOS text the
+template writes is kept, no newline is added. enable_thinking is false unless
+--think; strftime_now reports --date (default today). A template that raises
+(raise_exception) exits 1 with its message.`,
+			examples: []string{`edgellm template --template qwen.jinja --messages chat.json --date 2025-03-14`},
+			run:      cmdTemplate,
 		},
 		{
 			name: "info", summary: "describe a model file",
@@ -182,6 +213,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case "--version", "version":
 		fmt.Fprintln(stdout, "edgellm", version)
+		return 0
+	case probeCommand: // hidden: the child of a chat template probe
+		if err := chat.ProbeChild(stdin, stdout); err != nil {
+			fmt.Fprintln(stderr, "edgellm:", err)
+			return 1
+		}
 		return 0
 	}
 	c, ok := lookup(args[0])

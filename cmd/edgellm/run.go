@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
@@ -29,7 +30,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctxLen := fs.Int("c", 0, "context length `CTX` in tokens (default: the model's, at most 2048)")
 	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
 	asChat := fs.Bool("chat", false, "send the prompt as a user message, formatted with the chat template")
-	tmplName := fs.String("chat-template", "", "chat template `NAME` for --chat: chatml, zephyr, llama2, llama3, llama3.1, phi3 (default: the model's)")
+	tmplName := fs.String("chat-template", "", "chat template for --chat: a `NAME` (chatml, zephyr, llama2, llama3, llama3.1, phi3) or a FILE.jinja (default: the model's own)")
 	asJSON := fs.Bool("json", false, "answer with one JSON value")
 	schemaFile := fs.String("schema", "", "answer with JSON that follows the JSON Schema in `FILE`")
 	cacheFile := fs.String("cache", "", "prompt cache `FILE`: reuse the saved KV cache of a prompt sharing a prefix, and save this prompt's")
@@ -91,16 +92,22 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usagef("--tools needs --chat (the chat template presents the tools)")
 	}
 	if *asChat {
-		t, err := m.ChatTemplate(*tmplName)
+		f, err := m.ChatFormat(*tmplName)
 		if err != nil {
-			return fmt.Errorf("--chat: %w (choose one with --chat-template)", err)
+			return fmt.Errorf("--chat: %w", err)
 		}
-		user := []chat.Message{{Role: chat.RoleUser, Content: text}}
-		if len(tools) > 0 {
-			text, err = t.RenderTools(user, tools, true)
-		} else {
-			text, err = t.Render(user, true)
+		if p := templateProber(); p != nil && f.Jinja != nil {
+			if err := p.Check(context.Background(), f.Jinja.Source(), f.BOS, f.EOS); err != nil {
+				return fmt.Errorf("--chat: %s: %w", f.Origin, err)
+			}
 		}
+		in, err := chat.NewInput([]chat.Message{{Role: chat.RoleUser, Content: text}}, tools)
+		if err != nil {
+			return fmt.Errorf("--chat: %w", err)
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		text, err = f.Prompt(rctx, in)
+		cancel()
 		if err != nil {
 			return fmt.Errorf("--chat: %w", err)
 		}

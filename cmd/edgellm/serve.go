@@ -33,5 +33,6 @@ func cmdServe(args []string, _ io.Reader, stdout, _ io.Writer) error {
 	if *debug {
 		level = slog.LevelDebug
 	}
-	return daemon.Run(daemon.Options{ConfigPath: *config, Version: version, Logger: daemon.NewLogger(level)})
+	return daemon.Run(daemon.Options{ConfigPath: *config, Version: version, Logger: daemon.NewLogger(level),
+		TemplateProbe: templateProber()})
 }

@@ -2,10 +2,14 @@
 // trained on.
 //
 // GGUF files carry the model's Hugging Face chat template, a Jinja program,
-// in tokenizer.chat_template. Rather than interpret Jinja, the package
-// recognises the template's family from distinctive markers ([Detect]) and
-// renders the family in Go ([Template.Render]). The families are the ones
-// small models use:
+// in tokenizer.chat_template. [Jinja] renders it as transformers does, and
+// [ChooseFormat] picks between it, a template given instead, and the
+// hand-written families below, which stay as named fallbacks for files
+// without a template; [Prober] checks a Jinja template in a child process
+// before use. The package also recognises a template's family from
+// distinctive markers ([Detect]), which gives the stop strings, and renders
+// the families in Go ([Template.Render]). The families are the ones small
+// models use:
 //
 //   - "chatml": <|im_start|>role\n … <|im_end|>\n (Qwen, SmolLM, Hermes).
 //   - "zephyr": <|role|>\n … </s>\n (TinyLlama chat, Zephyr, StableLM Zephyr).
@@ -15,9 +19,9 @@
 //     ("Cutting Knowledge Date", "Today Date") and their tool convention.
 //   - "phi3": <|role|>\n … <|end|>\n (Phi-3, Phi-3.5).
 //
-// The rendered text equals what the reference template produces under Hugging
-// Face transformers (trim_blocks, lstrip_blocks), with one difference: a
-// begin-of-sequence token the template writes at the very start is left out,
+// A family's rendered text equals what the reference template produces
+// under Hugging Face transformers (trim_blocks, lstrip_blocks), with one
+// difference: a begin-of-sequence token the template writes at the very start is left out,
 // as llama.cpp does, because the tokenizer adds BOS itself when the model asks
 // for it (tokenizer.ggml.add_bos_token). Special-token texts elsewhere in the
 // prompt (Llama 2's "</s><s>[INST]" between turns, Zephyr's "</s>") are
@@ -61,10 +65,17 @@ type Message struct {
 	Content string // the text of the turn; for RoleTool, the tool's result
 	// ToolCalls are the calls an assistant turn made (assistant turns only).
 	ToolCalls []ToolCall
+	// ToolCallID is, for RoleTool, the ID of the call this is the result of;
+	// Name is the tool's name there. Only Jinja templates read them.
+	ToolCallID, Name string
+	// Reasoning is an earlier assistant turn's reasoning ("thinking"), for
+	// templates that show or drop it. Only Jinja templates read it.
+	Reasoning string
 }
 
 // ToolCall is a call of a tool by the model.
 type ToolCall struct {
+	ID   string // names the call, for the tool message answering it; may be empty
 	Name string // the tool's name
 	// Arguments is a JSON object of the call's arguments. A JSON string
 	// holding an object (the OpenAI wire form) is accepted too; nil means {}.

@@ -30,16 +30,19 @@ type expected struct {
 			Parameters  json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
-	Cases []struct {
-		Template     string `json:"template"`
-		Conversation string `json:"conversation"`
-		AddGen       bool   `json:"add_generation_prompt"`
-		Tools        bool   `json:"tools"`
-		BOS          string `json:"bos"`
-		EOS          string `json:"eos"`
-		Date         string `json:"date"`
-		Output       string `json:"output"`
-	} `json:"cases"`
+	Cases []refCase `json:"cases"`
+}
+
+// refCase is one rendering of expected.json.
+type refCase struct {
+	Template     string `json:"template"`
+	Conversation string `json:"conversation"`
+	AddGen       bool   `json:"add_generation_prompt"`
+	Tools        bool   `json:"tools"`
+	BOS          string `json:"bos"`
+	EOS          string `json:"eos"`
+	Date         string `json:"date"`
+	Output       string `json:"output"`
 }
 
 func loadExpected(t *testing.T) *expected {
