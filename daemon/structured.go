@@ -156,33 +156,18 @@ func checkJob(job *Job) error {
 // family name or Jinja text.
 func requestSyntax(name string) toolcall.Syntax {
 	if t, err := chat.ByName(name); err == nil {
-		return familySyntax(t)
+		return toolcall.OfFormat(&chat.Format{Family: t})
 	}
 	return toolcall.Detect(name)
 }
 
-// templateSyntax is the tool-call syntax a template teaches its model:
-// detected in the Jinja source of templates that have one, else the
-// family's (familySyntax); the generic JSON without a template.
+// templateSyntax is the tool-call syntax a template teaches its model (see
+// toolcall.OfFormat); the generic JSON without a template.
 func templateSyntax(t promptTemplate) toolcall.Syntax {
-	c, ok := t.(chatTemplate)
-	switch {
-	case !ok || c.f == nil:
-		return toolcall.JSON
-	case c.f.Jinja != nil:
-		return toolcall.Detect(c.f.Jinja.Source())
+	if c, ok := t.(chatTemplate); ok {
+		return toolcall.OfFormat(c.f)
 	}
-	return familySyntax(c.f.Family)
-}
-
-// familySyntax is the tool-call syntax of a hand-written family: Llama
-// 3.1's JSON for llama3.1, Hermes for the others, which present tools the
-// ChatML/Hermes way.
-func familySyntax(t chat.Template) toolcall.Syntax {
-	if t.Family == chat.Llama31 {
-		return toolcall.Llama3JSON
-	}
-	return toolcall.Hermes
+	return toolcall.JSON
 }
 
 // markTokens returns the control tokens of tok whose text is a mark of

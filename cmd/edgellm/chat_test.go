@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgellm/edgellm/inference/chat/toolcall"
 )
 
 // --chat formats the prompt with a chat template: the ChatML user turn
@@ -56,15 +58,22 @@ func TestRunConstrained(t *testing.T) {
 	}
 	tools := filepath.Join(dir, "tools.json")
 	os.WriteFile(tools, []byte(`[{"name":"light","description":"switch a light","parameters":{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}}]`), 0o600)
-	code, out, errs = runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "lights on", "--chat", "--chat-template", "chatml", "--tools", tools, "-n", "60", "-c", "2048")
-	var call struct {
-		Name      string `json:"name"`
-		Arguments struct {
+	// The answer is calls in the call syntax of the template: Hermes for
+	// chatml, Llama's JSON for llama3.1.
+	for _, c := range []struct {
+		family string
+		syn    toolcall.Syntax
+		mark   string
+	}{{"chatml", toolcall.Hermes, "<tool_call>"}, {"llama3.1", toolcall.Llama3JSON, `"parameters"`}} {
+		code, out, errs = runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "lights on", "--chat", "--chat-template", c.family, "--tools", tools, "-n", "90", "-c", "2048")
+		p := c.syn.Parse(out, []toolcall.Tool{{Name: "light", Parameters: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}`)}})
+		var args struct {
 			On *bool `json:"on"`
-		} `json:"arguments"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &call) != nil || call.Name != "light" || call.Arguments.On == nil {
-		t.Fatalf("--tools: exit %d, out %q, %s", code, out, errs)
+		}
+		if code != 0 || !strings.Contains(out, c.mark) || len(p.Calls) == 0 || p.Calls[0].Name != "light" ||
+			json.Unmarshal(p.Calls[0].Arguments, &args) != nil || args.On == nil || strings.TrimSpace(p.Rest) != "" {
+			t.Fatalf("--tools with %s: exit %d, out %q, parsed %+v, %s", c.family, code, out, p, errs)
+		}
 	}
 	for _, args := range [][]string{{"--json", "--schema", schema}, {"--tools", tools}} {
 		if code, _, _ := runCLI(t, "", append([]string{"run", models + "tiny-q8_0.gguf", "-p", "x"}, args...)...); code != 2 {

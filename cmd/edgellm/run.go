@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
+	"github.com/edgellm/edgellm/inference/chat/toolcall"
 	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
 )
@@ -34,7 +35,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "answer with one JSON value")
 	schemaFile := fs.String("schema", "", "answer with JSON that follows the JSON Schema in `FILE`")
 	cacheFile := fs.String("cache", "", "prompt cache `FILE`: reuse the saved KV cache of a prompt sharing a prefix, and save this prompt's")
-	toolsFile := fs.String("tools", "", "answer with a call of one of the tools in `FILE`, a JSON array of {\"name\",\"description\",\"parameters\"} (needs --chat)")
+	toolsFile := fs.String("tools", "", "answer with calls of the tools in `FILE`, a JSON array of {\"name\",\"description\",\"parameters\"}, in the chat template's call syntax (needs --chat)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -99,6 +100,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if p := templateProber(); p != nil && f.Jinja != nil {
 			if err := p.Check(context.Background(), f.Jinja.Source(), f.BOS, f.EOS); err != nil {
 				return fmt.Errorf("--chat: %s: %w", f.Origin, err)
+			}
+		}
+		if len(tools) > 0 {
+			if gr, err = toolsGrammar(f, tools); err != nil {
+				return err
 			}
 		}
 		in, err := chat.NewInput([]chat.Message{{Role: chat.RoleUser, Content: text}}, tools)
@@ -187,6 +193,9 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // runGrammar compiles run's output constraint: --json, --schema or --tools
 // (at most one), or none.
+//
+// The tools' grammar is compiled later (toolsGrammar), once the chat
+// template, whose call syntax it follows, is known.
 func runGrammar(asJSON bool, schemaFile, toolsFile string) (*grammar.Grammar, []chat.Tool, error) {
 	set := 0
 	for _, on := range []bool{asJSON, schemaFile != "", toolsFile != ""} {
@@ -223,16 +232,24 @@ func runGrammar(asJSON bool, schemaFile, toolsFile string) (*grammar.Grammar, []
 		if err := json.Unmarshal(data, &raw); err != nil || len(raw) == 0 {
 			return nil, nil, fmt.Errorf("--tools %s: want a JSON array of {\"name\",\"description\",\"parameters\"} (%v)", toolsFile, err)
 		}
-		gt := make([]grammar.Tool, len(raw))
-		for i, t := range raw {
+		for _, t := range raw {
 			tools = append(tools, chat.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
-			gt[i] = grammar.Tool{Name: t.Name, Parameters: t.Parameters}
 		}
-		g, err := grammar.CompileToolCall(gt, grammar.Options{})
-		if err != nil {
-			return nil, nil, fmt.Errorf("--tools %s: %w", toolsFile, err)
-		}
-		return g, tools, nil
+		return nil, tools, nil
 	}
 	return nil, nil, nil
+}
+
+// toolsGrammar compiles the constraint of run's --tools: a whole answer of
+// calls of tools in the call syntax of the chat template f.
+func toolsGrammar(f *chat.Format, tools []chat.Tool) (*grammar.Grammar, error) {
+	gt := make([]toolcall.Tool, len(tools))
+	for i, t := range tools {
+		gt[i] = toolcall.Tool{Name: t.Name, Parameters: t.Parameters}
+	}
+	g, err := toolcall.OfFormat(f).Grammar(gt, true, grammar.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("--tools: %w", err)
+	}
+	return g, nil
 }
