@@ -249,9 +249,11 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	}
 	if mode := jobToolMode(job); mode != toolsOff {
 		// Only the answer is read: a call the model considered in its
-		// reasoning is no call.
-		if calls := toolCalls(syn, out.Text, job.Tools); calls != nil {
-			out.ToolCalls = calls
+		// reasoning is no call. The text keeps what the model wrote before
+		// its calls; the calls are in ToolCalls (the stream has had them
+		// as written).
+		if calls, content := toolCalls(syn, out.Text, job.Tools); calls != nil {
+			out.ToolCalls, out.Text = calls, content
 			out.FinishReason = mqtt.FinishToolCall
 		}
 	}

@@ -185,17 +185,18 @@ func markTokens(tok *tokenizer.Tokenizer, syn toolcall.Syntax) []int32 {
 }
 
 // toolCalls reads the calls of tools in text, written in syntax syn: all
-// of them, each with an id unique in the answer; nil when text holds none.
-func toolCalls(syn toolcall.Syntax, text string, tools []mqtt.Tool) []mqtt.ToolCall {
+// of them, each with an id unique in the answer (nil when text holds none),
+// and the text the model wrote before them, which is the answer's content.
+func toolCalls(syn toolcall.Syntax, text string, tools []mqtt.Tool) ([]mqtt.ToolCall, string) {
 	p := syn.Parse(text, grammarTools(tools))
 	if len(p.Calls) == 0 {
-		return nil
+		return nil, text
 	}
 	calls := make([]mqtt.ToolCall, len(p.Calls))
 	for i, c := range p.Calls {
 		calls[i] = mqtt.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	}
-	return calls
+	return calls, p.Content
 }
 
 // errNoToolTemplate refuses tools for a model without a chat template.

@@ -55,20 +55,25 @@ func TestToolCalls(t *testing.T) {
 	tools := []mqtt.Tool{{Type: "function", Function: mqtt.ToolFunction{Name: "light"}},
 		{Type: "function", Function: mqtt.ToolFunction{Name: "fan"}}}
 	for _, c := range []struct {
-		syn   toolcall.Syntax
-		text  string
-		names []string
+		syn     toolcall.Syntax
+		text    string
+		names   []string
+		content string // the text before the calls
 	}{
-		{toolcall.JSON, `{"name":"light","arguments":{"on":true}}`, []string{"light"}},
-		{toolcall.Hermes, "<tool_call>\n{\"name\": \"light\", \"arguments\": {\"on\":true}}\n</tool_call>\n<tool_call>\n{\"name\": \"fan\", \"arguments\": {\"on\":true}}\n</tool_call>", []string{"light", "fan"}},
-		{toolcall.Llama3JSON, `{"name":"light","parameters":{"on":true}}`, []string{"light"}},
-		{toolcall.LFM2Pythonic, `<|tool_call_start|>[light(on=True), fan(on=True)]<|tool_call_end|>`, []string{"light", "fan"}},
-		{toolcall.JSON, `{"name":"heater","arguments":{}}`, nil},
-		{toolcall.JSON, `{"name":"light","arguments":"on"}`, nil},
-		{toolcall.Hermes, `The light is on.`, nil},
-		{toolcall.JSON, `{"name":"light","arguments":{"on":tru`, nil},
+		{toolcall.Hermes, "Sure, the light.\n<tool_call>\n{\"name\": \"light\", \"arguments\": {\"on\":true}}\n</tool_call>", []string{"light"}, "Sure, the light."},
+		{toolcall.JSON, `{"name":"light","arguments":{"on":true}}`, []string{"light"}, ""},
+		{toolcall.Hermes, "<tool_call>\n{\"name\": \"light\", \"arguments\": {\"on\":true}}\n</tool_call>\n<tool_call>\n{\"name\": \"fan\", \"arguments\": {\"on\":true}}\n</tool_call>", []string{"light", "fan"}, ""},
+		{toolcall.Llama3JSON, `{"name":"light","parameters":{"on":true}}`, []string{"light"}, ""},
+		{toolcall.LFM2Pythonic, `<|tool_call_start|>[light(on=True), fan(on=True)]<|tool_call_end|>`, []string{"light", "fan"}, ""},
+		{toolcall.JSON, `{"name":"heater","arguments":{}}`, nil, `{"name":"heater","arguments":{}}`},
+		{toolcall.JSON, `{"name":"light","arguments":"on"}`, nil, `{"name":"light","arguments":"on"}`},
+		{toolcall.Hermes, `The light is on.`, nil, "The light is on."},
+		{toolcall.JSON, `{"name":"light","arguments":{"on":tru`, nil, `{"name":"light","arguments":{"on":tru`},
 	} {
-		calls := toolCalls(c.syn, c.text, tools)
+		calls, content := toolCalls(c.syn, c.text, tools)
+		if content != c.content {
+			t.Errorf("%v: toolCalls(%q) content %q, want %q", c.syn, c.text, content, c.content)
+		}
 		if len(calls) != len(c.names) {
 			t.Errorf("%v: toolCalls(%q) = %+v, want %d calls", c.syn, c.text, calls, len(c.names))
 			continue
