@@ -9,6 +9,12 @@ console.log = (...args) => process.stderr.write(args.map(String).join(' ') + '\n
 console.info = console.log;
 console.warn = (...args) => process.stderr.write(args.map(String).join(' ') + '\n');
 
+// A reader that stops early (| head) must not turn into a crash.
+process.stdout.on('error', (err) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 export class Check extends Error {}
 
 // must throws a Check (a failed expectation) when cond is false.
