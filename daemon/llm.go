@@ -10,9 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/grammar"
-	"github.com/edgellm/edgellm/mqtt"
 )
 
 // llm is the Engine over the inference package: one model, one state (KV
@@ -128,7 +128,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
 		if tmpl, terr = resolveRequestTemplate(ctx, job.ChatTemplate, e.model, e.guard); terr != nil {
-			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
+			return out, &api.Error{Code: api.CodeBadRequest, Field: "chat_template", Message: terr.Error()}
 		}
 	}
 	syn := templateSyntax(tmpl) // the tool-call syntax the template teaches
@@ -222,9 +222,9 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			}
 		}
 	}
-	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped,
+	out.Usage = api.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped,
 		ReasoningTokens: th.reasoningTokens(res.Tokens)}
-	out.Timings = mqtt.Timings{
+	out.Timings = api.Timings{
 		TTFTMs:     float64(res.FirstToken.Microseconds()) / 1000,
 		PrefillTPS: res.PrefillTPS(),
 		DecodeTPS:  res.DecodeTPS(),
@@ -232,10 +232,10 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	out.Text, out.Reasoning = text.String(), reasoning.String()
 	switch {
 	case stopped:
-		out.FinishReason = mqtt.FinishStop
+		out.FinishReason = api.FinishStop
 	case err != nil:
 		if ctx.Err() != nil {
-			out.FinishReason = mqtt.FinishCancelled
+			out.FinishReason = api.FinishCancelled
 			return out, ctx.Err()
 		}
 		if isGrammarBudget(err) {
@@ -243,9 +243,9 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 		return out, err
 	case res.Finish == inference.FinishStop:
-		out.FinishReason = mqtt.FinishStop
+		out.FinishReason = api.FinishStop
 	default: // length, or the context window is full
-		out.FinishReason = mqtt.FinishLength
+		out.FinishReason = api.FinishLength
 	}
 	if mode := jobToolMode(job); mode != toolsOff {
 		// Only the answer is read: a call the model considered in its
@@ -254,7 +254,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		// as written).
 		if calls, content := toolCalls(syn, out.Text, job.Tools); calls != nil {
 			out.ToolCalls, out.Text = calls, content
-			out.FinishReason = mqtt.FinishToolCall
+			out.FinishReason = api.FinishToolCall
 		}
 	}
 	return out, nil
@@ -323,8 +323,8 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 	}
 	if tmpl == nil {
 		if len(job.Messages) > 0 {
-			return nil, 0, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages",
-				Msg: fmt.Sprintf("this model has no chat template to format messages (%v); set model.chat_template or the request's chat_template, or send a prompt", terr)}
+			return nil, 0, &api.Error{Code: api.CodeBadRequest, Field: "messages",
+				Message: fmt.Sprintf("this model has no chat template to format messages (%v); set model.chat_template or the request's chat_template, or send a prompt", terr)}
 		}
 		// Raw completion: the system text, if any, goes before the prompt.
 		text := job.Prompt
@@ -345,15 +345,15 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 
 	msgs := job.Messages
 	if len(msgs) == 0 {
-		msgs = []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: job.Prompt}}
+		msgs = []api.Message{{Role: api.RoleUser, Content: job.Prompt}}
 	}
-	var system []mqtt.ChatMessage
-	if len(msgs) > 0 && msgs[0].Role == mqtt.RoleSystem {
+	var system []api.Message
+	if len(msgs) > 0 && msgs[0].Role == api.RoleSystem {
 		system, msgs = msgs[:1], msgs[1:]
 	} else if job.System != "" {
-		system = []mqtt.ChatMessage{{Role: mqtt.RoleSystem, Content: job.System}}
+		system = []api.Message{{Role: api.RoleSystem, Content: job.System}}
 	}
-	var tools []mqtt.Tool
+	var tools []api.Tool
 	if jobToolMode(job) != toolsOff {
 		tools = job.Tools
 	}
@@ -361,10 +361,10 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 	// the fewest tokens its bytes allow is not tokenized, which would cost
 	// memory in proportion to its length for nothing: ids is nil then, n
 	// that least number of tokens, and text the rendering.
-	encode := func(turns []mqtt.ChatMessage) (ids []int32, n int, text string, err error) {
-		text, err = tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...), tools, job.Think)
+	encode := func(turns []api.Message) (ids []int32, n int, text string, err error) {
+		text, err = tmpl.Render(append(append([]api.Message(nil), system...), turns...), tools, job.Think)
 		if err != nil {
-			return nil, 0, "", &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages", Msg: err.Error()}
+			return nil, 0, "", &api.Error{Code: api.CodeBadRequest, Field: "messages", Message: err.Error()}
 		}
 		if least := e.leastTokens(len(text)); least >= e.ctx {
 			return nil, least, text, nil
@@ -387,7 +387,7 @@ func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dro
 		trimmed = true
 		msgs = msgs[1:]
 		// A conversation continues with the user, not with an answer.
-		for len(msgs) > 1 && msgs[0].Role != mqtt.RoleUser {
+		for len(msgs) > 1 && msgs[0].Role != api.RoleUser {
 			msgs = msgs[1:]
 		}
 		if ids, n, _, err = encode(msgs); err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/broker"
@@ -469,7 +470,7 @@ func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, 
 	rp := s.replyFor(req, t, m, d)
 	var job Job
 	if err == nil {
-		job = NewJob(req, cfg)
+		job = NewJob(req.ID, &req.Request, cfg)
 		err = checkJob(&job)
 	}
 	if err != nil {
@@ -486,9 +487,9 @@ func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, 
 		s.log.Info("request already queued or running; ignoring the redelivery", "id", req.ID)
 	case errors.Is(err, ErrQueueFull):
 		s.log.Warn("queue full; answering busy", "id", req.ID, "size", cfg.Queue.Size)
-		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, mqtt.CodeBusy, err))
+		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, api.CodeBusy, err))
 	case err != nil:
-		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, mqtt.CodeInternal, err))
+		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, api.CodeInternal, err))
 	default:
 		s.log.Info("request queued", "id", req.ID, "depth", s.queue.Depth())
 	}
@@ -513,7 +514,7 @@ func (s *server) handleCancel(ctx context.Context, t mqtt.Topics, m mqtt.Message
 	}
 	for _, e := range removed {
 		s.log.Info("cancelled a queued job", "id", id)
-		s.answer(ctx, id, e.Reply.(reply), mqtt.ErrorFinal(id, mqtt.CodeCancelled, errors.New("cancelled before it started")))
+		s.answer(ctx, id, e.Reply.(reply), mqtt.ErrorFinal(id, api.CodeCancelled, errors.New("cancelled before it started")))
 	}
 	if running {
 		s.log.Info("cancelling the running job", "id", id)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -95,14 +96,14 @@ func (s *server) run(serveCtx context.Context, e *Entry, jobCtx context.Context)
 		s.log.Info("job stopped by shutdown; it will run again after the restart", "id", job.ID)
 		return
 	case errors.Is(cause, ErrCancelled):
-		f = mqtt.ErrorFinal(job.ID, mqtt.CodeCancelled, ErrCancelled)
+		f = mqtt.ErrorFinal(job.ID, api.CodeCancelled, ErrCancelled)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(cause, context.DeadlineExceeded):
-		f = mqtt.ErrorFinal(job.ID, mqtt.CodeTimeout, errors.New("the job passed queue.job_timeout"))
+		f = mqtt.ErrorFinal(job.ID, api.CodeTimeout, errors.New("the job passed queue.job_timeout"))
 	case errors.Is(err, ErrPromptTooLong):
-		f = mqtt.ErrorFinal(job.ID, mqtt.CodeTooLong, err)
+		f = mqtt.ErrorFinal(job.ID, api.CodeTooLong, err)
 	default:
-		var re *mqtt.RequestError
-		code := mqtt.CodeInternal
+		var re *api.Error
+		code := api.CodeInternal
 		if errors.As(err, &re) {
 			code = re.Code
 		}
