@@ -152,15 +152,17 @@ func ErrorAnswer(code string, err error) Answer {
 }
 
 // Responder answers one request on its transport. The daemon's queue carries
-// one per job; the worker calls Text and Reasoning from one goroutine as the
-// answer is generated (only when the request asked to stream, and never
-// after Final), then Final once. An error from Text or Reasoning means the
-// client is gone: the job is cancelled and Final is still called, with
-// CodeCancelled.
+// one per job. The worker calls Text and Reasoning from one goroutine as the
+// answer is generated (whether or not the request asked to stream: a
+// responder that does not stream drops the chunks), then Final; whoever
+// takes a job out of the queue calls Final exactly once. An error from Text
+// or Reasoning means the client is gone: the job stops at that chunk and is
+// answered with CodeCancelled.
 //
-// Final is not called for a job cut short because the daemon is stopping (an
-// MQTT request then stays unacknowledged and is delivered again after the
-// restart); the transport's own shutdown ends such a request.
+// A job the daemon did not finish because it is stopping is answered with
+// CodeUnavailable: MQTT publishes nothing then (the request stays
+// unacknowledged and is delivered again after the restart); HTTP answers
+// 503.
 type Responder interface {
 	// Text takes the next piece of the answer's text.
 	Text(chunk string) error
