@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 )
@@ -124,7 +125,7 @@ func (c *Config) validate() error {
 	}
 
 	s := &c.Sampling
-	add(c.floatRange("sampling.temperature", s.Temperature, 0, mqtt.MaxTemperature, false))
+	add(c.floatRange("sampling.temperature", s.Temperature, 0, api.MaxTemperature, false))
 	add(c.floatRange("sampling.top_p", s.TopP, 0, 1, true))
 	if s.TopP > 0 && float32(s.TopP) == 0 { // the sampler works in float32
 		add(c.fieldErr("sampling.top_p", "%g is 0 in single precision", s.TopP))

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference/chat"
-	"github.com/edgellm/edgellm/mqtt"
 )
 
 // Engine is what the daemon's worker needs from the inference engine: one
@@ -95,17 +95,17 @@ type Sampling struct {
 // Job is one request ready to run: every default resolved.
 type Job struct {
 	ID           string
-	Prompt       string             // set for a single prompt…
-	Messages     []mqtt.ChatMessage // …or a conversation
-	System       string             // system prompt ("" = none)
-	ChatTemplate string             // override for this job ("" = the engine's)
-	MaxTokens    int                // ≥ 1
+	Prompt       string        // set for a single prompt…
+	Messages     []api.Message // …or a conversation
+	System       string        // system prompt ("" = none)
+	ChatTemplate string        // override for this job ("" = the engine's)
+	MaxTokens    int           // ≥ 1
 	Sampling     Sampling
 	Stop         []string
-	JSON         bool             // answer with JSON
-	Schema       json.RawMessage  // JSON Schema the answer follows (implies JSON)
-	Tools        []mqtt.Tool      // functions the model may call
-	ToolChoice   *mqtt.ToolChoice // nil = auto
+	JSON         bool            // answer with JSON
+	Schema       json.RawMessage // JSON Schema the answer follows (implies JSON)
+	Tools        []api.Tool      // functions the model may call
+	ToolChoice   *api.ToolChoice // nil = auto
 	// Think lets a thinking model reason before it answers. A template
 	// renderer passes it to the template as enable_thinking (the
 	// hand-written families have no such switch); whatever the template
@@ -130,19 +130,20 @@ type Job struct {
 type Outcome struct {
 	Text         string // the answer, after any reasoning
 	Reasoning    string // the reasoning before it (markers and surrounding whitespace left out)
-	FinishReason string // one of mqtt's Finish constants
-	Usage        mqtt.Usage
-	Timings      mqtt.Timings
-	ToolCalls    []mqtt.ToolCall
+	FinishReason string // one of api's Finish constants
+	Usage        api.Usage
+	Timings      api.Timings
+	ToolCalls    []api.ToolCall
 }
 
-// NewJob resolves a parsed request against the configuration: request
-// fields win, unset ones take the sampling defaults, max_tokens defaults to
-// limits.max_tokens, and a seed of -1 becomes a random one.
-func NewJob(req *mqtt.Request, cfg *Config) Job {
+// NewJob resolves a validated request, named id (in logs and cancels),
+// against the configuration: request fields win, unset ones take the
+// sampling defaults, max_tokens defaults to limits.max_tokens, and a seed of
+// -1 becomes a random one.
+func NewJob(id string, req *api.Request, cfg *Config) Job {
 	s := cfg.Sampling
 	j := Job{
-		ID:           req.ID,
+		ID:           id,
 		Prompt:       req.Prompt,
 		Messages:     req.Messages,
 		System:       req.System,

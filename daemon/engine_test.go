@@ -18,7 +18,7 @@ func TestNewJobResolvesDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := NewJob(req, cfg)
+	j := NewJob(req.ID, &req.Request, cfg)
 	want := Sampling{Temperature: 0.5, TopP: DefaultTopP, TopK: 20, MinP: DefaultMinP, RepeatPenalty: DefaultRepeatPenalty, Seed: 99}
 	if j.ID != "a" || j.Prompt != "hi" || j.MaxTokens != 300 || j.Sampling != want || !reflect.DeepEqual(j.Stop, []string{"\n"}) || j.JSON {
 		t.Errorf("defaults: %+v", j)
@@ -29,7 +29,7 @@ func TestNewJobResolvesDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j = NewJob(req, cfg)
+	j = NewJob(req.ID, &req.Request, cfg)
 	want = Sampling{Temperature: 0, TopP: 0.5, TopK: 3, MinP: 0.2, RepeatPenalty: DefaultRepeatPenalty, Seed: 5}
 	if j.MaxTokens != 7 || j.Sampling != want || j.System != "s" || len(j.Messages) != 1 || !j.JSON || j.ChatTemplate != "chatml" {
 		t.Errorf("overrides: %+v", j)
@@ -37,7 +37,7 @@ func TestNewJobResolvesDefaults(t *testing.T) {
 
 	// Seed -1 (the request's or the config's) becomes a random seed.
 	req, _ = mqtt.ParseRequest([]byte(`{"prompt":"x","seed":-1}`), lim)
-	a, b := NewJob(req, cfg), NewJob(req, cfg)
+	a, b := NewJob(req.ID, &req.Request, cfg), NewJob(req.ID, &req.Request, cfg)
 	if a.Sampling.Seed == b.Sampling.Seed {
 		t.Errorf("two random seeds are equal: %d", a.Sampling.Seed)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
@@ -123,7 +124,7 @@ func TestServeLastResponseRetained(t *testing.T) {
 	}
 	// So does an error.
 	c.publish(reqTopic, `{"id":"bad","prompt":"x","max_tokens":-1}`)
-	if l := last(); l.ID != "bad" || l.Status != mqtt.StatusError || l.Error.Code != mqtt.CodeBadRequest {
+	if l := last(); l.ID != "bad" || l.Status != mqtt.StatusError || l.Error.Code != api.CodeBadRequest {
 		t.Fatalf("last response after a bad request: %+v", l)
 	}
 
@@ -148,11 +149,11 @@ func TestServeCancelIsNotAFailedJob(t *testing.T) {
 	c.publish(reqTopic, `{"id":"wait","prompt":"Once upon a time","max_tokens":500}`)
 	c.firstChunk("run")
 	c.publish(cancelTopic, "wait")
-	if f := c.final("wait"); f.Error == nil || f.Error.Code != mqtt.CodeCancelled {
+	if f := c.final("wait"); f.Error == nil || f.Error.Code != api.CodeCancelled {
 		t.Fatalf("queued job: %+v", f)
 	}
 	c.publish(cancelTopic, `{"id":"*"}`)
-	if f := c.final("run"); f.Error == nil || f.Error.Code != mqtt.CodeCancelled {
+	if f := c.final("run"); f.Error == nil || f.Error.Code != api.CodeCancelled {
 		t.Fatalf("running job: %+v", f)
 	}
 	st := c.statusWhere(func(st mqtt.Status) bool { return st.JobsCancelled == 2 && st.State == mqtt.StateIdle })

@@ -8,11 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/grammar"
-	"github.com/edgellm/edgellm/mqtt"
 )
 
 // llm is the Engine over the inference package: one model, one state (KV
@@ -128,34 +127,15 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	tmpl, terr := e.tmpl, e.tmplErr
 	if job.ChatTemplate != "" {
 		if tmpl, terr = resolveRequestTemplate(ctx, job.ChatTemplate, e.model, e.guard); terr != nil {
-			return out, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "chat_template", Msg: terr.Error()}
+			return out, &api.Error{Code: api.CodeBadRequest, Field: "chat_template", Message: terr.Error()}
 		}
 	}
-	syn := templateSyntax(tmpl) // the tool-call syntax the template teaches
-	c := job.constraint
-	if c == nil || c.syntax != syn {
-		var err error
-		if c, err = jobConstraint(job, syn); err != nil {
-			return out, err
-		}
-	}
-	gr, grStart := c.grammar, c.start
-	var marks []int32 // tool-call marks that are control tokens, written into the output
-	if jobToolMode(job) != toolsOff {
-		marks = markTokens(e.model.Tokenizer, syn)
-	}
-	ids, dropped, err := e.prompt(job, tmpl, terr)
+	pp, err := (&Pipeline{model: e.model, ctx: e.ctx, tmpl: tmpl, tmplErr: terr}).Prepare(job)
 	if err != nil {
 		return out, err
 	}
-	stops := job.Stop
-	if tmpl != nil {
-		stops = append(append([]string(nil), stops...), tmpl.StopStrings()...)
-	}
-	if gr != nil && grStart == nil {
-		stops = nil // the grammar ends the value; a stop string must not cut it
-	}
-	m := stopMatcher{stops: stops}
+	ids, gr, grStart := pp.IDs, pp.Grammar, pp.GrammarStart
+	m := StopMatcher{Stops: pp.Stops}
 	var text, reasoning strings.Builder
 	stopped := false
 	emit := func(s string) error {
@@ -171,7 +151,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	// answer takes the answer from the reasoning splitter: stop sequences
 	// apply to it alone.
 	answer := func(b []byte) error {
-		s, stop := m.feed(string(b))
+		s, stop := m.Feed(string(b))
 		if err := emit(s); err != nil {
 			return err
 		}
@@ -207,7 +187,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		GrammarStart: grStart,
 		Force:        th.force,
 		NoEnd:        th.noEnd,
-		ShowTokens:   showTokens(e.think.show, marks),
+		ShowTokens:   showTokens(e.think.show, pp.Marks),
 		OnText:       th.split.feed,
 	})
 	if err == nil || errors.Is(err, errStop) {
@@ -217,14 +197,14 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 			return out, ferr
 		}
 		if !stopped {
-			if ferr := emit(m.flush()); ferr != nil {
+			if ferr := emit(m.Flush()); ferr != nil {
 				return out, ferr
 			}
 		}
 	}
-	out.Usage = mqtt.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: dropped,
+	out.Usage = api.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: pp.Dropped,
 		ReasoningTokens: th.reasoningTokens(res.Tokens)}
-	out.Timings = mqtt.Timings{
+	out.Timings = api.Timings{
 		TTFTMs:     float64(res.FirstToken.Microseconds()) / 1000,
 		PrefillTPS: res.PrefillTPS(),
 		DecodeTPS:  res.DecodeTPS(),
@@ -232,10 +212,10 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	out.Text, out.Reasoning = text.String(), reasoning.String()
 	switch {
 	case stopped:
-		out.FinishReason = mqtt.FinishStop
+		out.FinishReason = api.FinishStop
 	case err != nil:
 		if ctx.Err() != nil {
-			out.FinishReason = mqtt.FinishCancelled
+			out.FinishReason = api.FinishCancelled
 			return out, ctx.Err()
 		}
 		if isGrammarBudget(err) {
@@ -243,18 +223,18 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 		return out, err
 	case res.Finish == inference.FinishStop:
-		out.FinishReason = mqtt.FinishStop
+		out.FinishReason = api.FinishStop
 	default: // length, or the context window is full
-		out.FinishReason = mqtt.FinishLength
+		out.FinishReason = api.FinishLength
 	}
 	if mode := jobToolMode(job); mode != toolsOff {
 		// Only the answer is read: a call the model considered in its
 		// reasoning is no call. The text keeps what the model wrote before
 		// its calls; the calls are in ToolCalls (the stream has had them
 		// as written).
-		if calls, content := toolCalls(syn, out.Text, job.Tools); calls != nil {
+		if calls, content := toolCalls(pp.Syntax, out.Text, job.Tools); calls != nil {
 			out.ToolCalls, out.Text = calls, content
-			out.FinishReason = mqtt.FinishToolCall
+			out.FinishReason = api.FinishToolCall
 		}
 	}
 	return out, nil
@@ -309,139 +289,6 @@ func (e *llm) reasoning(job Job, ids []int32, gr *grammar.Grammar, start func([]
 		start = th.afterReasoning
 	}
 	return th, gr, start, nil
-}
-
-// prompt renders and tokenizes the job's prompt, trimming a conversation to
-// fit: it keeps the system message and the newest turns, dropping the
-// oldest turns until prompt + max_tokens fit the context, and returns how
-// many prompt tokens were dropped. A prompt that cannot fit even alone is an
-// error wrapping ErrPromptTooLong.
-func (e *llm) prompt(job Job, tmpl promptTemplate, terr error) (ids []int32, dropped int, err error) {
-	tok := e.model.Tokenizer
-	if tmpl == nil && jobToolMode(job) != toolsOff {
-		return nil, 0, badField("tools", errNoToolTemplate)
-	}
-	if tmpl == nil {
-		if len(job.Messages) > 0 {
-			return nil, 0, &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages",
-				Msg: fmt.Sprintf("this model has no chat template to format messages (%v); set model.chat_template or the request's chat_template, or send a prompt", terr)}
-		}
-		// Raw completion: the system text, if any, goes before the prompt.
-		text := job.Prompt
-		if job.System != "" {
-			text = job.System + "\n\n" + text
-		}
-		if least := e.leastTokens(len(text)); least >= e.ctx {
-			return nil, 0, fmt.Errorf("%w: the prompt has at least %d tokens, the context holds %d", ErrPromptTooLong, least, e.ctx)
-		}
-		if ids, err = tok.Encode(text, false); err != nil {
-			return nil, 0, err
-		}
-		if tok.AddBOS() {
-			ids = append([]int32{tok.BOS()}, ids...)
-		}
-		return ids, 0, e.fits(len(ids), len(ids))
-	}
-
-	msgs := job.Messages
-	if len(msgs) == 0 {
-		msgs = []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: job.Prompt}}
-	}
-	var system []mqtt.ChatMessage
-	if len(msgs) > 0 && msgs[0].Role == mqtt.RoleSystem {
-		system, msgs = msgs[:1], msgs[1:]
-	} else if job.System != "" {
-		system = []mqtt.ChatMessage{{Role: mqtt.RoleSystem, Content: job.System}}
-	}
-	var tools []mqtt.Tool
-	if jobToolMode(job) != toolsOff {
-		tools = job.Tools
-	}
-	// encode renders and tokenizes turns. A text too long to fit even at
-	// the fewest tokens its bytes allow is not tokenized, which would cost
-	// memory in proportion to its length for nothing: ids is nil then, n
-	// that least number of tokens, and text the rendering.
-	encode := func(turns []mqtt.ChatMessage) (ids []int32, n int, text string, err error) {
-		text, err = tmpl.Render(append(append([]mqtt.ChatMessage(nil), system...), turns...), tools, job.Think)
-		if err != nil {
-			return nil, 0, "", &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: "messages", Msg: err.Error()}
-		}
-		if least := e.leastTokens(len(text)); least >= e.ctx {
-			return nil, least, text, nil
-		}
-		ids, err = tok.Encode(text, true)
-		return ids, len(ids), text, err
-	}
-	ids, n, text, err := encode(msgs)
-	if err != nil {
-		return nil, 0, err
-	}
-	total := n
-	if ids == nil { // counted piecewise, for the dropped tokens
-		if total, err = e.countTokens(0, text); err != nil {
-			return nil, 0, err
-		}
-	}
-	trimmed := false
-	for len(msgs) > 1 && n+job.MaxTokens > e.ctx {
-		trimmed = true
-		msgs = msgs[1:]
-		// A conversation continues with the user, not with an answer.
-		for len(msgs) > 1 && msgs[0].Role != mqtt.RoleUser {
-			msgs = msgs[1:]
-		}
-		if ids, n, _, err = encode(msgs); err != nil {
-			return nil, 0, err
-		}
-	}
-	if ids == nil {
-		if trimmed {
-			return nil, 0, fmt.Errorf("%w: even trimmed to the system message and the last turn the prompt has at least %d tokens, the context holds %d",
-				ErrPromptTooLong, n, e.ctx)
-		}
-		return nil, 0, fmt.Errorf("%w: the prompt has at least %d tokens, the context holds %d", ErrPromptTooLong, n, e.ctx)
-	}
-	return ids, total - len(ids), e.fits(len(ids), total)
-}
-
-// leastTokens is the fewest tokens a text of n bytes can encode to.
-func (e *llm) leastTokens(n int) int {
-	per := e.model.Tokenizer.MaxTokenBytes()
-	return (n + per - 1) / per
-}
-
-// countTokens adds the number of tokens of text to n, encoding it in pieces
-// no longer than a context's worth of bytes, so the memory it takes stays
-// bounded whatever the text's length.
-func (e *llm) countTokens(n int, text string) (int, error) {
-	piece := e.ctx * e.model.Tokenizer.MaxTokenBytes()
-	var ids []int32
-	for text != "" {
-		cut := min(piece, len(text))
-		for cut < len(text) && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		var err error
-		if ids, err = e.model.Tokenizer.AppendEncode(ids[:0], text[:cut], false); err != nil {
-			return n, err
-		}
-		n += len(ids)
-		text = text[cut:]
-	}
-	return n, nil
-}
-
-// fits checks that a prompt of n tokens leaves room for at least one
-// generated token; total is its length before trimming.
-func (e *llm) fits(n, total int) error {
-	if n < e.ctx {
-		return nil
-	}
-	if total != n {
-		return fmt.Errorf("%w: even trimmed to the system message and the last turn the prompt has %d tokens, the context holds %d",
-			ErrPromptTooLong, n, e.ctx)
-	}
-	return fmt.Errorf("%w: the prompt has %d tokens, the context holds %d", ErrPromptTooLong, n, e.ctx)
 }
 
 // keepPrefix returns the OnPrefilled hook that keeps the caches of the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/edgellm/edgellm/api"
 )
 
 // ErrQueueFull is returned by Queue.Push when queue.size jobs already wait;
@@ -21,12 +23,14 @@ type Entry struct {
 	Arrived  time.Time
 	Deadline time.Time // Arrived + queue.job_timeout
 	// Delivery identifies the MQTT delivery the job came from, and
-	// Redelivery says whether the broker flagged it as a repeat.
+	// Redelivery says whether the broker flagged it as a repeat (zero and
+	// false for a transport without redeliveries).
 	Delivery   Delivery
 	Redelivery bool
-	// Reply carries how to answer (topics, plain text or JSON, the MQTT
-	// message to acknowledge); the queue does not look at it.
-	Reply any
+	// Responder answers the job on its transport; the queue does not call
+	// it. Whoever takes an entry out of the queue calls its Final exactly
+	// once: the worker, a cancel, or the shutdown (CodeUnavailable).
+	Responder api.Responder
 
 	cancel context.CancelCauseFunc // set while running
 	stop   context.CancelFunc      // releases the deadline timer
@@ -152,13 +156,14 @@ func (q *Queue) Finish(e *Entry) {
 var ErrCancelled = errors.New("cancelled by request")
 
 // ErrShutdown is the cause of a job context cancelled because the daemon is
-// stopping; such a job is not answered, so it runs again after the restart.
+// stopping; such a job is answered with api.CodeUnavailable, which MQTT does
+// not publish, so it runs again after the restart.
 var ErrShutdown = errors.New("the daemon is stopping")
 
 // Cancel cancels every job with the given id, with cause as the running
 // job's context cause. Queued jobs are removed and returned (the caller
-// answers them); a running job's context is cancelled (the worker answers
-// it) and running is true.
+// answers them through their Responder); a running job's context is
+// cancelled (the worker answers it) and running is true.
 func (q *Queue) Cancel(id string, cause error) (removed []*Entry, running bool) {
 	q.mu.Lock()
 	if e := q.running; e != nil && e.Job.ID == id {
@@ -199,8 +204,9 @@ func (q *Queue) Depth() int {
 	return len(q.waiting)
 }
 
-// Drain removes and returns every waiting job (at shutdown they are left
-// unacknowledged, so the broker delivers them again after a restart).
+// Drain removes and returns every waiting job; at shutdown the caller
+// answers each with CodeUnavailable (an MQTT request is then left
+// unacknowledged, so the broker delivers it again after a restart).
 func (q *Queue) Drain() []*Entry {
 	q.mu.Lock()
 	w := q.waiting

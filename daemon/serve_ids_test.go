@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
@@ -35,7 +36,7 @@ func TestServeReusedIDAnsweredEveryTime(t *testing.T) {
 
 	// A retry after bad_request.
 	c.publish(reqTopic, `{"id":"again","prompt":"x","top_p":0}`)
-	if f := c.final("again"); f.Error == nil || f.Error.Code != mqtt.CodeBadRequest {
+	if f := c.final("again"); f.Error == nil || f.Error.Code != api.CodeBadRequest {
 		t.Fatalf("top_p 0: %+v", f)
 	}
 	c.publish(reqTopic, `{"id":"again","prompt":"x","max_tokens":2}`)
@@ -48,7 +49,7 @@ func TestServeReusedIDAnsweredEveryTime(t *testing.T) {
 	c.firstChunk("run")
 	c.publish(reqTopic, `{"id":"wait","prompt":"x","max_tokens":2}`)
 	c.publish(reqTopic, `{"id":"busy","prompt":"x","max_tokens":2}`)
-	if f := c.final("busy"); f.Error == nil || f.Error.Code != mqtt.CodeBusy {
+	if f := c.final("busy"); f.Error == nil || f.Error.Code != api.CodeBusy {
 		t.Fatalf("third request: %+v, want busy", f)
 	}
 	c.publish(cancelTopic, "run")
@@ -66,7 +67,7 @@ func TestServeReusedIDAnsweredEveryTime(t *testing.T) {
 	c.publish(reqTopic, `{"id":"run2","prompt":"x","max_tokens":2}`)
 	c.publish(cancelTopic, "run2")
 	for range 2 {
-		if f := c.final("run2"); f.Error == nil || f.Error.Code != mqtt.CodeCancelled {
+		if f := c.final("run2"); f.Error == nil || f.Error.Code != api.CodeCancelled {
 			t.Fatalf("cancelled run2: %+v", f)
 		}
 	}
@@ -238,14 +239,14 @@ func TestServeHostilePayloadsBoundedMemory(t *testing.T) {
 	manyTools, _ := json.Marshal(map[string]any{"id": "tools", "prompt": "x", "chat_template": "chatml", "tools": tools})
 	bigPrompt, _ := json.Marshal(map[string]any{"id": "big", "prompt": strings.Repeat("word ", 200000)})
 	bigChat, _ := json.Marshal(map[string]any{"id": "bigchat", "chat_template": "chatml",
-		"messages": []mqtt.ChatMessage{{Role: "system", Content: strings.Repeat("be brief ", 50000)}, {Role: "user", Content: "hi"}}})
+		"messages": []api.Message{{Role: "system", Content: strings.Repeat("be brief ", 50000)}, {Role: "user", Content: "hi"}}})
 	cases := []struct{ name, payload, topic, code string }{
-		{"schema nested 9000 deep", deep, "edgellm/pi1/response/deep", mqtt.CodeBadRequest},
-		{"10000 tools", string(manyTools), "edgellm/pi1/response/tools", mqtt.CodeBadRequest},
-		{"1 MB prompt", string(bigPrompt), "edgellm/pi1/response/big", mqtt.CodeTooLong},
-		{"450 KB system message", string(bigChat), "edgellm/pi1/response/bigchat", mqtt.CodeTooLong},
-		{"null", "null", "edgellm/pi1/error", mqtt.CodeBadRequest},
-		{"array", "[]", "edgellm/pi1/error", mqtt.CodeBadRequest},
+		{"schema nested 9000 deep", deep, "edgellm/pi1/response/deep", api.CodeBadRequest},
+		{"10000 tools", string(manyTools), "edgellm/pi1/response/tools", api.CodeBadRequest},
+		{"1 MB prompt", string(bigPrompt), "edgellm/pi1/response/big", api.CodeTooLong},
+		{"450 KB system message", string(bigChat), "edgellm/pi1/response/bigchat", api.CodeTooLong},
+		{"null", "null", "edgellm/pi1/error", api.CodeBadRequest},
+		{"array", "[]", "edgellm/pi1/error", api.CodeBadRequest},
 	}
 	b := mqtttest.Start(t, mqtttest.Options{})
 	for _, tc := range cases {

@@ -18,6 +18,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
@@ -179,7 +180,7 @@ func TestServeQueueFullAnswersBusy(t *testing.T) {
 		switch f := fs[0]; {
 		case f.Status == mqtt.StatusOK && f.Usage.CompletionTokens == 200:
 			ok++
-		case f.Status == mqtt.StatusError && f.Error.Code == mqtt.CodeBusy:
+		case f.Status == mqtt.StatusError && f.Error.Code == api.CodeBusy:
 			busy++
 		default:
 			t.Fatalf("%s: unexpected answer %+v", id, f)
@@ -209,12 +210,12 @@ func TestServeCancel(t *testing.T) {
 
 	// The queued job is answered at once, the running one stops.
 	c.publish(cancelTopic, `{"id":"wait"}`)
-	if f := c.final("wait"); f.Status != mqtt.StatusError || f.Error.Code != mqtt.CodeCancelled || f.FinishReason != mqtt.FinishCancelled {
+	if f := c.final("wait"); f.Status != mqtt.StatusError || f.Error.Code != api.CodeCancelled || f.FinishReason != api.FinishCancelled {
 		t.Fatalf("queued job: %+v", f)
 	}
 	c.publish(cancelTopic, "run") // the bare id works too
 	f := c.final("run")
-	if f.Status != mqtt.StatusError || f.Error.Code != mqtt.CodeCancelled || f.FinishReason != mqtt.FinishCancelled ||
+	if f.Status != mqtt.StatusError || f.Error.Code != api.CodeCancelled || f.FinishReason != api.FinishCancelled ||
 		f.Usage == nil || f.Usage.CompletionTokens >= 500 || f.Usage.CompletionTokens == 0 || f.Text == "" {
 		t.Fatalf("running job: %+v usage %+v", f, f.Usage)
 	}
@@ -223,7 +224,7 @@ func TestServeCancel(t *testing.T) {
 	c.publish(reqTopic, `{"id":"any","prompt":"Once upon a time","max_tokens":500,"temperature":0,"stream":true}`)
 	c.firstChunk("any")
 	c.publish(cancelTopic, `{"id":"*"}`)
-	if f := c.final("any"); f.FinishReason != mqtt.FinishCancelled {
+	if f := c.final("any"); f.FinishReason != api.FinishCancelled {
 		t.Fatalf("cancel *: %+v", f)
 	}
 	c.publish(reqTopic, `{"id":"after","prompt":"x","max_tokens":3}`)
@@ -375,7 +376,7 @@ func (w *wedgedEngine) Model() ModelInfo {
 func (w *wedgedEngine) Run(ctx context.Context, job Job) (Outcome, error) {
 	w.started <- struct{}{}
 	<-w.release
-	return Outcome{Text: "late", FinishReason: mqtt.FinishStop}, nil
+	return Outcome{Text: "late", FinishReason: api.FinishStop}, nil
 }
 
 func (w *wedgedEngine) Close() error { return nil }
@@ -546,12 +547,12 @@ func TestServeTrimsLongConversation(t *testing.T) {
 	dir := t.TempDir()
 	startServe(t, b, writeConfig(t, dir, b, nil), Options{})
 	c := newClient(t, b, "t-trim", "edgellm/pi1/response/#")
-	msgs := []mqtt.ChatMessage{{Role: "system", Content: "You are terse."}}
+	msgs := []api.Message{{Role: "system", Content: "You are terse."}}
 	for i := range 20 {
-		msgs = append(msgs, mqtt.ChatMessage{Role: "user", Content: fmt.Sprintf("question %d %s", i, strings.Repeat("blah ", 10))},
-			mqtt.ChatMessage{Role: "assistant", Content: fmt.Sprintf("answer %d %s", i, strings.Repeat("yes ", 10))})
+		msgs = append(msgs, api.Message{Role: "user", Content: fmt.Sprintf("question %d %s", i, strings.Repeat("blah ", 10))},
+			api.Message{Role: "assistant", Content: fmt.Sprintf("answer %d %s", i, strings.Repeat("yes ", 10))})
 	}
-	msgs = append(msgs, mqtt.ChatMessage{Role: "user", Content: "last question"})
+	msgs = append(msgs, api.Message{Role: "user", Content: "last question"})
 	req, _ := json.Marshal(map[string]any{"id": "trim", "messages": msgs, "max_tokens": 64, "chat_template": "chatml"})
 	c.publish(reqTopic, string(req))
 	f := c.final("trim")
@@ -585,7 +586,7 @@ type stuckEngine struct{ wedgedEngine }
 func (s *stuckEngine) Run(ctx context.Context, job Job) (Outcome, error) {
 	job.OnText("partial")
 	<-ctx.Done()
-	return Outcome{Text: "partial", FinishReason: mqtt.FinishCancelled}, ctx.Err()
+	return Outcome{Text: "partial", FinishReason: api.FinishCancelled}, ctx.Err()
 }
 
 func TestServeJobTimeout(t *testing.T) {
@@ -597,7 +598,7 @@ func TestServeJobTimeout(t *testing.T) {
 	c := newClient(t, b, "t-timeout", "edgellm/pi1/response/#")
 	c.publish(reqTopic, `{"id":"slow","prompt":"x"}`)
 	f := c.final("slow")
-	if f.Status != mqtt.StatusError || f.Error.Code != mqtt.CodeTimeout || f.FinishReason != mqtt.FinishTimeout || f.Text != "partial" {
+	if f.Status != mqtt.StatusError || f.Error.Code != api.CodeTimeout || f.FinishReason != api.FinishTimeout || f.Text != "partial" {
 		t.Fatalf("answer: %+v (error %+v)", f, f.Error)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"gopkg.in/yaml.v3"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
@@ -246,7 +247,7 @@ func TestServeAnswersRequests(t *testing.T) {
 		streamed.WriteString(ch.Text)
 		seq++
 	}
-	if f.Status != mqtt.StatusOK || f.FinishReason != mqtt.FinishLength || f.Usage == nil || f.Usage.CompletionTokens != 24 ||
+	if f.Status != mqtt.StatusOK || f.FinishReason != api.FinishLength || f.Usage == nil || f.Usage.CompletionTokens != 24 ||
 		f.Usage.PromptTokens == 0 || f.Timings == nil || f.Timings.DecodeTPS <= 0 || f.Timings.TTFTMs <= 0 {
 		t.Fatalf("final: %+v usage %+v timings %+v", f, f.Usage, f.Timings)
 	}
@@ -266,7 +267,7 @@ func TestServeAnswersRequests(t *testing.T) {
 	want := f.Text[:strings.Index(f.Text, stop)]
 	stopJSON, _ := json.Marshal(stop)
 	c.publish(reqTopic, `{"id":"s3","prompt":"Once upon a time","max_tokens":24,"temperature":0,"stop":[`+string(stopJSON)+`]}`)
-	if g := c.final("s3"); g.Text != want || g.FinishReason != mqtt.FinishStop {
+	if g := c.final("s3"); g.Text != want || g.FinishReason != api.FinishStop {
 		t.Fatalf("stop %q: got %q (%s), want %q", stop, g.Text, g.FinishReason, want)
 	}
 
@@ -303,22 +304,22 @@ func TestServeBadInputs(t *testing.T) {
 	cases := []struct {
 		name, payload, code, field string
 	}{
-		{"invalid JSON", `{"id":"b1","prompt":"x",}`, mqtt.CodeBadRequest, ""},
-		{"wrong type", `{"id":"b2","prompt":"x","max_tokens":"ten"}`, mqtt.CodeBadRequest, "max_tokens"},
-		{"unknown field", `{"id":"b3","prompt":"x","colour":"red"}`, mqtt.CodeBadRequest, "colour"},
-		{"over the limit", `{"id":"b4","prompt":"` + strings.Repeat("a", 2100) + `"}`, mqtt.CodeTooLong, ""},
-		{"max_tokens out of range", `{"id":"b5","prompt":"x","max_tokens":100000}`, mqtt.CodeBadRequest, "max_tokens"},
-		{"max_tokens zero", `{"id":"b6","prompt":"x","max_tokens":0}`, mqtt.CodeBadRequest, "max_tokens"},
-		{"temperature negative", `{"id":"b7","prompt":"x","temperature":-1}`, mqtt.CodeBadRequest, "temperature"},
-		{"prompt longer than the context", `{"id":"b8","prompt":"` + long + `","max_tokens":8}`, mqtt.CodeTooLong, ""},
-		{"messages without a chat template", `{"id":"b9","messages":[{"role":"user","content":"hi"}]}`, mqtt.CodeBadRequest, "messages"},
-		{"bad role", `{"id":"b10","messages":[{"role":"robot","content":"hi"}]}`, mqtt.CodeBadRequest, ""},
-		{"both prompt and messages", `{"id":"b11","prompt":"x","messages":[{"role":"user","content":"hi"}]}`, mqtt.CodeBadRequest, ""},
-		{"unsupported schema keyword", `{"id":"b12","prompt":"x","schema":{"type":"integer","minimum":3}}`, mqtt.CodeBadRequest, "minimum"},
-		{"empty prompt", `{"id":"b13","prompt":""}`, mqtt.CodeBadRequest, ""},
-		{"trailing data", `{"id":"b14","prompt":"x"} {}`, mqtt.CodeBadRequest, ""},
-		{"tools without a chat template", `{"id":"b15","prompt":"x","tools":[{"type":"function","function":{"name":"f"}}]}`, mqtt.CodeBadRequest, "chat template"},
-		{"schema needs more tokens", `{"id":"b16","prompt":"x","max_tokens":2,"schema":{"type":"object","properties":{"abcdef":{"type":"string"}},"required":["abcdef"]}}`, mqtt.CodeBadRequest, "max_tokens"},
+		{"invalid JSON", `{"id":"b1","prompt":"x",}`, api.CodeBadRequest, ""},
+		{"wrong type", `{"id":"b2","prompt":"x","max_tokens":"ten"}`, api.CodeBadRequest, "max_tokens"},
+		{"unknown field", `{"id":"b3","prompt":"x","colour":"red"}`, api.CodeBadRequest, "colour"},
+		{"over the limit", `{"id":"b4","prompt":"` + strings.Repeat("a", 2100) + `"}`, api.CodeTooLong, ""},
+		{"max_tokens out of range", `{"id":"b5","prompt":"x","max_tokens":100000}`, api.CodeBadRequest, "max_tokens"},
+		{"max_tokens zero", `{"id":"b6","prompt":"x","max_tokens":0}`, api.CodeBadRequest, "max_tokens"},
+		{"temperature negative", `{"id":"b7","prompt":"x","temperature":-1}`, api.CodeBadRequest, "temperature"},
+		{"prompt longer than the context", `{"id":"b8","prompt":"` + long + `","max_tokens":8}`, api.CodeTooLong, ""},
+		{"messages without a chat template", `{"id":"b9","messages":[{"role":"user","content":"hi"}]}`, api.CodeBadRequest, "messages"},
+		{"bad role", `{"id":"b10","messages":[{"role":"robot","content":"hi"}]}`, api.CodeBadRequest, ""},
+		{"both prompt and messages", `{"id":"b11","prompt":"x","messages":[{"role":"user","content":"hi"}]}`, api.CodeBadRequest, ""},
+		{"unsupported schema keyword", `{"id":"b12","prompt":"x","schema":{"type":"integer","minimum":3}}`, api.CodeBadRequest, "minimum"},
+		{"empty prompt", `{"id":"b13","prompt":""}`, api.CodeBadRequest, ""},
+		{"trailing data", `{"id":"b14","prompt":"x"} {}`, api.CodeBadRequest, ""},
+		{"tools without a chat template", `{"id":"b15","prompt":"x","tools":[{"type":"function","function":{"name":"f"}}]}`, api.CodeBadRequest, "chat template"},
+		{"schema needs more tokens", `{"id":"b16","prompt":"x","max_tokens":2,"schema":{"type":"object","properties":{"abcdef":{"type":"string"}},"required":["abcdef"]}}`, api.CodeBadRequest, "max_tokens"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -340,7 +341,7 @@ func TestServeBadInputs(t *testing.T) {
 	// Invalid UTF-8 and an empty payload have no id: answered on a generated
 	// id's topic; a plain-text answer is not possible for them either.
 	c.publish(reqTopic, "{\"id\":\"u1\",\"prompt\":\"\xff\xfe\"}")
-	if f := c.final("u1"); f.Error == nil || f.Error.Code != mqtt.CodeBadRequest || !strings.Contains(f.Error.Message, "UTF-8") {
+	if f := c.final("u1"); f.Error == nil || f.Error.Code != api.CodeBadRequest || !strings.Contains(f.Error.Message, "UTF-8") {
 		t.Fatalf("invalid UTF-8: %+v", f)
 	}
 	c.publish(reqTopic, "   ")
@@ -387,7 +388,7 @@ func TestServeStructuredOutput(t *testing.T) {
 		"tools":[{"type":"function","function":{"name":"light","description":"switch a light","parameters":{"type":"object","properties":{"room":{"type":"string","maxLength":10},"on":{"type":"boolean"}},"required":["room","on"]}}},
 		         {"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":10}},"required":["city"]}}}]}`)
 	f := c.final("call")
-	if f.Status != mqtt.StatusOK || f.FinishReason != mqtt.FinishToolCall || len(f.ToolCalls) != 1 ||
+	if f.Status != mqtt.StatusOK || f.FinishReason != api.FinishToolCall || len(f.ToolCalls) != 1 ||
 		(f.ToolCalls[0].Name != "light" && f.ToolCalls[0].Name != "weather") || !json.Valid(f.ToolCalls[0].Arguments) ||
 		!strings.HasPrefix(f.ToolCalls[0].ID, "call_") || strings.TrimSpace(f.Text) != "" { // the call is in tool_calls, not in text
 		t.Fatalf("tool call answer: %+v, text %q (error %+v)", f, f.Text, f.Error)

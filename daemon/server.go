@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/broker"
@@ -209,9 +209,12 @@ func Serve(ctx context.Context, opts Options) error {
 	s.setState(mqtt.StateStopping)
 	s.notify.Stopping()
 	s.log.Info("stopping", "running", s.queue.Running(), "queued", s.queue.Depth())
-	left := s.queue.Drain() // unacknowledged: the broker delivers them again
+	left := s.queue.Drain()
 	if len(left) > 0 {
 		s.log.Info("queued requests left for after the restart", "count", len(left))
+	}
+	for _, e := range left {
+		e.Responder.Final(api.ErrorAnswer(api.CodeUnavailable, ErrShutdown))
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -400,7 +403,7 @@ func (s *server) handle(ctx context.Context, m mqtt.Message) {
 	case m.Topic == t.Request() || m.Topic == t.PoolRequest():
 		s.handleRequest(ctx, cfg, t, m)
 	case m.Topic == t.Cancel():
-		s.handleCancel(ctx, t, m)
+		s.handleCancel(t, m)
 	case cfg.MQTT.HomeAssistant.Enabled && m.Topic == mqtt.HAStatusTopic(cfg.MQTT.HomeAssistant.DiscoveryPrefix):
 		if string(m.Payload) == mqtt.HAOnline {
 			s.log.Info("Home Assistant is online; sending discovery again")
@@ -421,146 +424,6 @@ func (s *server) handle(ctx context.Context, m mqtt.Message) {
 		m.Ack()
 	}
 }
-
-// reply is how a job is answered.
-type reply struct {
-	plain    bool   // answer bare text on Topics.Response()
-	topic    string // where the final answer goes
-	errTopic string // where an error answer goes instead ("" = topic)
-	stream   string // where chunks go ("" = no streaming)
-	// reasoning is where chunks of the reasoning go (set with stream).
-	reasoning string
-	msg       mqtt.Message
-	delivery  Delivery // recorded as answered once the answer is out
-}
-
-func (s *server) replyFor(req *mqtt.Request, t mqtt.Topics, m mqtt.Message, d Delivery) reply {
-	r := reply{plain: req.Plain, msg: m, delivery: d}
-	switch {
-	case req.Plain:
-		r.topic = t.Response()
-	case req.ReplyTo != "":
-		r.topic = req.ReplyTo
-	default:
-		r.topic = t.ResponseFor(req.ID)
-		if req.GeneratedID {
-			// No one can know the generated id's topic in advance.
-			r.errTopic = t.Error()
-		}
-	}
-	if req.Stream && !req.Plain {
-		r.stream, r.reasoning = t.Stream(req.ID), t.ReasoningStream(req.ID)
-	}
-	return r
-}
-
-func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, m mqtt.Message) {
-	lim := mqtt.RequestLimits{MaxBytes: cfg.Limits.MaxPromptBytes, MaxTokens: cfg.Limits.MaxTokens,
-		NoReplyTo: []string{t.Request(), t.PoolRequest(), t.Cancel()}}
-	// Only a message the broker flags as a repeat (DUP) can be one we
-	// answered already: a new request is answered whatever its id.
-	d := DeliveryOf(m.PacketID, m.Payload)
-	if m.Duplicate && s.answered.Has(d) {
-		s.log.Info("redelivery of an answered request; acknowledging it", "packet_id", m.PacketID)
-		m.Ack()
-		return
-	}
-	req, err := mqtt.ParseRequest(m.Payload, lim)
-	rp := s.replyFor(req, t, m, d)
-	var job Job
-	if err == nil {
-		job = NewJob(req, cfg)
-		err = checkJob(&job)
-	}
-	if err != nil {
-		s.log.Warn("bad request", "topic", m.Topic, "id", req.ID, "err", err)
-		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, "", err))
-		return
-	}
-	now := time.Now()
-	e := &Entry{Job: job, Arrived: now, Deadline: now.Add(cfg.Queue.JobTimeout), Delivery: d, Redelivery: m.Duplicate, Reply: rp}
-	switch err := s.queue.Push(e); {
-	case errors.Is(err, ErrDuplicate):
-		// A redelivery of a request we are handling (after a reconnection):
-		// its answer acknowledges the packet id both share.
-		s.log.Info("request already queued or running; ignoring the redelivery", "id", req.ID)
-	case errors.Is(err, ErrQueueFull):
-		s.log.Warn("queue full; answering busy", "id", req.ID, "size", cfg.Queue.Size)
-		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, mqtt.CodeBusy, err))
-	case err != nil:
-		s.answer(ctx, req.ID, rp, mqtt.ErrorFinal(req.ID, mqtt.CodeInternal, err))
-	default:
-		s.log.Info("request queued", "id", req.ID, "depth", s.queue.Depth())
-	}
-}
-
-func (s *server) handleCancel(ctx context.Context, t mqtt.Topics, m mqtt.Message) {
-	defer m.Ack()
-	id, err := mqtt.ParseCancel(m.Payload)
-	if err != nil {
-		s.log.Warn("bad cancel request", "err", err)
-		return
-	}
-	if id == mqtt.CancelRunning {
-		if id = s.queue.Running(); id == "" {
-			s.log.Info("cancel: no job is running")
-			return
-		}
-	}
-	removed, running := s.queue.Cancel(id, ErrCancelled)
-	if !running && len(removed) == 0 {
-		s.log.Info("cancel: no such job queued or running", "id", id)
-	}
-	for _, e := range removed {
-		s.log.Info("cancelled a queued job", "id", id)
-		s.answer(ctx, id, e.Reply.(reply), mqtt.ErrorFinal(id, mqtt.CodeCancelled, errors.New("cancelled before it started")))
-	}
-	if running {
-		s.log.Info("cancelling the running job", "id", id)
-	}
-}
-
-// answer publishes a final answer (QoS 1), records the delivery as answered
-// and acknowledges the request. When publishing fails the request stays
-// unacknowledged, so the broker delivers it again.
-func (s *server) answer(ctx context.Context, id string, rp reply, f mqtt.Final) {
-	var payload []byte
-	if rp.plain {
-		payload = f.PlainText()
-	} else {
-		var err error
-		if payload, err = marshalJSON(f); err != nil {
-			s.log.Error("encoding an answer failed", "id", id, "err", err)
-			return
-		}
-	}
-	topic := rp.topic
-	if f.Status != mqtt.StatusOK && rp.errTopic != "" {
-		topic = rp.errTopic
-	}
-	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
-	defer cancel()
-	if err := s.currentClient().Publish(pubCtx, topic, 1, false, payload); err != nil {
-		s.log.Error("publishing the answer failed; the request stays unacknowledged", "id", id, "err", err)
-		return
-	}
-	// Every answer that went out counts, errors and busy included: a
-	// redelivery of that request is not answered again. A new request
-	// that reuses the id is.
-	if rp.msg.QoS > 0 {
-		if err := s.answered.Add(rp.delivery, id); err != nil {
-			s.log.Warn("recording the answered delivery failed", "id", id, "err", err)
-		}
-	}
-	rp.msg.Ack()
-	s.count(f) // once per answer that went out, not per attempt
-	s.publishLastResponse(ctx, f)
-	s.kickStatus()
-}
-
-// publishTimeout bounds the wait for a QoS 1 answer's acknowledgement; the
-// client keeps the message and sends it after a reconnection anyway.
-const publishTimeout = 2 * time.Minute
 
 // watchdog pings systemd while the worker makes progress.
 func (s *server) watchdog(ctx context.Context) {

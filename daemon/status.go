@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/mqtt"
 )
 
@@ -84,7 +85,7 @@ func (s *server) count(f mqtt.Final) {
 	switch {
 	case f.Status == mqtt.StatusOK:
 		s.jobsOK.Add(1)
-	case f.Error != nil && f.Error.Code == mqtt.CodeCancelled:
+	case f.Error != nil && f.Error.Code == api.CodeCancelled:
 		s.jobsCancelled.Add(1)
 	default:
 		s.jobsFailed.Add(1)
@@ -259,12 +260,12 @@ func (s *server) publishAll(client *mqtt.Client, msgs []mqtt.DiscoveryMessage) b
 }
 
 // publishToolCalls publishes each tool call of a job on the tool_call topic.
-func (s *server) publishToolCalls(ctx context.Context, id string, calls []mqtt.ToolCall) {
+func (s *server) publishToolCalls(ctx context.Context, id string, calls []api.ToolCall) {
 	topic := s.currentTopics().ToolCall()
 	for _, c := range calls {
 		payload, err := marshalJSON(struct {
 			RequestID string `json:"request_id"`
-			mqtt.ToolCall
+			api.ToolCall
 		}{id, c})
 		if err != nil {
 			continue

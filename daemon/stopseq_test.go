@@ -23,11 +23,11 @@ func TestStopMatcher(t *testing.T) {
 		{[]string{"aaa"}, []string{"aa", "aa"}, "", true},
 	}
 	for _, c := range cases {
-		m := stopMatcher{stops: c.stops}
+		m := StopMatcher{Stops: c.stops}
 		var out strings.Builder
 		stopped := false
 		for _, ch := range c.chunks {
-			e, s := m.feed(ch)
+			e, s := m.Feed(ch)
 			out.WriteString(e)
 			if s {
 				stopped = true
@@ -35,7 +35,7 @@ func TestStopMatcher(t *testing.T) {
 			}
 		}
 		if !stopped {
-			out.WriteString(m.flush())
+			out.WriteString(m.Flush())
 		}
 		if out.String() != c.want || stopped != c.stop {
 			t.Errorf("stops %q chunks %q: got %q stopped=%v, want %q stopped=%v", c.stops, c.chunks, out.String(), stopped, c.want, c.stop)
@@ -45,13 +45,13 @@ func TestStopMatcher(t *testing.T) {
 
 // Nothing of a stop sequence is ever emitted before it is complete.
 func TestStopMatcherHoldsBackPrefixes(t *testing.T) {
-	m := stopMatcher{stops: []string{"<|end|>"}}
+	m := StopMatcher{Stops: []string{"<|end|>"}}
 	for _, ch := range []string{"ok <", "|e", "nd"} {
-		if e, _ := m.feed(ch); strings.Contains(e, "<") {
+		if e, _ := m.Feed(ch); strings.Contains(e, "<") {
 			t.Fatalf("emitted %q, part of a possible stop sequence", e)
 		}
 	}
-	if e, s := m.feed("|>"); !s || e != "" {
+	if e, s := m.Feed("|>"); !s || e != "" {
 		t.Fatalf("feed = %q, %v", e, s)
 	}
 }

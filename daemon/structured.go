@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/inference/chat/toolcall"
 	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
 	"github.com/edgellm/edgellm/inference/tokenizer"
-	"github.com/edgellm/edgellm/mqtt"
 )
 
 // toolMode is how a job may use its tools.
@@ -30,20 +30,20 @@ func jobToolMode(job Job) toolMode {
 		return toolsAuto
 	}
 	switch job.ToolChoice.Mode {
-	case mqtt.ToolChoiceNone:
+	case api.ToolChoiceNone:
 		return toolsOff
-	case mqtt.ToolChoiceRequired, mqtt.ToolChoiceFunction:
+	case api.ToolChoiceRequired, api.ToolChoiceFunction:
 		return toolsRequired
 	}
 	return toolsAuto
 }
 
 // callableTools are the tools a required call may name: the named one, or all.
-func callableTools(job Job) []mqtt.Tool {
-	if job.ToolChoice != nil && job.ToolChoice.Mode == mqtt.ToolChoiceFunction {
+func callableTools(job Job) []api.Tool {
+	if job.ToolChoice != nil && job.ToolChoice.Mode == api.ToolChoiceFunction {
 		for _, t := range job.Tools {
 			if t.Function.Name == job.ToolChoice.Function {
-				return []mqtt.Tool{t}
+				return []api.Tool{t}
 			}
 		}
 		return nil
@@ -52,7 +52,7 @@ func callableTools(job Job) []mqtt.Tool {
 }
 
 func badField(field string, err error) error {
-	return &mqtt.RequestError{Code: mqtt.CodeBadRequest, Field: field, Msg: err.Error()}
+	return &api.Error{Code: api.CodeBadRequest, Field: field, Message: err.Error()}
 }
 
 // jobGrammar compiles the constraint of a job: tool calls written in
@@ -91,7 +91,7 @@ func jobGrammar(job Job, syn toolcall.Syntax) (g *grammar.Grammar, start func([]
 }
 
 // grammarTools are the names and parameter schemas of tools.
-func grammarTools(tools []mqtt.Tool) []toolcall.Tool {
+func grammarTools(tools []api.Tool) []toolcall.Tool {
 	gt := make([]toolcall.Tool, len(tools))
 	for i, t := range tools {
 		gt[i] = toolcall.Tool{Name: t.Function.Name, Parameters: t.Function.Parameters}
@@ -138,7 +138,7 @@ func samplerParams(s Sampling) sampler.Params {
 // syntax).
 func checkJob(job *Job) error {
 	if err := samplerParams(job.Sampling).Validate(); err != nil {
-		return &mqtt.RequestError{Code: mqtt.CodeBadRequest, Msg: err.Error()}
+		return &api.Error{Code: api.CodeBadRequest, Message: err.Error()}
 	}
 	syn := toolcall.Hermes
 	if job.ChatTemplate != "" {
@@ -187,14 +187,14 @@ func markTokens(tok *tokenizer.Tokenizer, syn toolcall.Syntax) []int32 {
 // toolCalls reads the calls of tools in text, written in syntax syn: all
 // of them, each with an id unique in the answer (nil when text holds none),
 // and the text the model wrote before them, which is the answer's content.
-func toolCalls(syn toolcall.Syntax, text string, tools []mqtt.Tool) ([]mqtt.ToolCall, string) {
+func toolCalls(syn toolcall.Syntax, text string, tools []api.Tool) ([]api.ToolCall, string) {
 	p := syn.Parse(text, grammarTools(tools))
 	if len(p.Calls) == 0 {
 		return nil, text
 	}
-	calls := make([]mqtt.ToolCall, len(p.Calls))
+	calls := make([]api.ToolCall, len(p.Calls))
 	for i, c := range p.Calls {
-		calls[i] = mqtt.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		calls[i] = api.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	}
 	return calls, p.Content
 }

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/inference/chat/toolcall"
 	"github.com/edgellm/edgellm/inference/tokenizer"
-	"github.com/edgellm/edgellm/mqtt"
 )
 
 func TestTemplateSyntax(t *testing.T) {
@@ -52,8 +52,8 @@ func TestTemplateSyntax(t *testing.T) {
 }
 
 func TestToolCalls(t *testing.T) {
-	tools := []mqtt.Tool{{Type: "function", Function: mqtt.ToolFunction{Name: "light"}},
-		{Type: "function", Function: mqtt.ToolFunction{Name: "fan"}}}
+	tools := []api.Tool{{Type: "function", Function: api.ToolFunction{Name: "light"}},
+		{Type: "function", Function: api.ToolFunction{Name: "fan"}}}
 	for _, c := range []struct {
 		syn     toolcall.Syntax
 		text    string
@@ -91,9 +91,9 @@ func TestToolCalls(t *testing.T) {
 // A job's constraint follows the syntax it is compiled for: a required
 // call in Hermes begins with <tool_call>, in Llama 3.1's JSON with "{".
 func TestJobConstraintSyntax(t *testing.T) {
-	job := Job{Tools: []mqtt.Tool{{Type: "function", Function: mqtt.ToolFunction{Name: "light",
+	job := Job{Tools: []api.Tool{{Type: "function", Function: api.ToolFunction{Name: "light",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}`)}}},
-		ToolChoice: &mqtt.ToolChoice{Mode: mqtt.ToolChoiceRequired}, Sampling: Sampling{TopP: DefaultTopP, RepeatPenalty: DefaultRepeatPenalty}}
+		ToolChoice: &api.ToolChoice{Mode: api.ToolChoiceRequired}, Sampling: Sampling{TopP: DefaultTopP, RepeatPenalty: DefaultRepeatPenalty}}
 	if err := checkJob(&job); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestJobConstraintSyntax(t *testing.T) {
 		t.Fatalf("auto LFM2 constraint: start %v", c.start != nil)
 	}
 	bad := job
-	bad.Tools = []mqtt.Tool{{Type: "function", Function: mqtt.ToolFunction{Name: "f",
+	bad.Tools = []api.Tool{{Type: "function", Function: api.ToolFunction{Name: "f",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"a-b":{"type":"string"}}}`)}}}
 	if _, err := jobConstraint(bad, toolcall.LFM2Pythonic); err == nil || !strings.Contains(err.Error(), "a-b") {
 		t.Errorf("a property no Python call can name: error %v", err)

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
-	"github.com/edgellm/edgellm/mqtt"
 )
 
 // renderTimeout bounds one rendering of a chat template. Templates are
@@ -24,7 +24,7 @@ type promptTemplate interface {
 	// Render formats msgs, presenting tools (when any) the template's way;
 	// think is the template's enable_thinking. The text is ready to
 	// tokenize (with the tokenizer's own BOS).
-	Render(msgs []mqtt.ChatMessage, tools []mqtt.Tool, think bool) (string, error)
+	Render(msgs []api.Message, tools []api.Tool, think bool) (string, error)
 	StopStrings() []string
 }
 
@@ -37,7 +37,7 @@ type chatTemplate struct {
 	now func() time.Time
 }
 
-func (c chatTemplate) Render(msgs []mqtt.ChatMessage, tools []mqtt.Tool, think bool) (string, error) {
+func (c chatTemplate) Render(msgs []api.Message, tools []api.Tool, think bool) (string, error) {
 	cm := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
 		cm[i] = chat.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}

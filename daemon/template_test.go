@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/gguf"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
@@ -78,7 +79,7 @@ func TestLLMRendersModelTemplate(t *testing.T) {
 	if want[0] != m.Tokenizer.BOS() || bos != 1 {
 		t.Fatalf("reference tokens %v: want one BOS, first", want)
 	}
-	job := Job{Messages: []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: "Once upon a time"}}, MaxTokens: 3,
+	job := Job{Messages: []api.Message{{Role: api.RoleUser, Content: "Once upon a time"}}, MaxTokens: 3,
 		Sampling: Sampling{Temperature: 0, TopP: 1, RepeatPenalty: 1}}
 	out, err := e.Run(context.Background(), job)
 	if err != nil {
@@ -92,10 +93,10 @@ func TestLLMRendersModelTemplate(t *testing.T) {
 		t.Errorf("chat_template chatml: %d prompt tokens, %v; want another prompt than the model's template", out2.Usage.PromptTokens, err)
 	}
 	job.ChatTemplate = ""
-	job.Messages = append([]mqtt.ChatMessage{{Role: mqtt.RoleSystem, Content: "s"}}, job.Messages...)
+	job.Messages = append([]api.Message{{Role: api.RoleSystem, Content: "s"}}, job.Messages...)
 	_, err = e.Run(context.Background(), job)
-	var re *mqtt.RequestError
-	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Msg, "no system role") {
+	var re *api.Error
+	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Message, "no system role") {
 		t.Errorf("raise_exception: %v", err)
 	}
 }
@@ -109,7 +110,7 @@ func TestTemplateDatePerDay(t *testing.T) {
 	}
 	clock := time.Date(2025, 3, 14, 8, 30, 5, 0, time.UTC)
 	tmpl := chatTemplate{f: f, now: func() time.Time { return clock }}
-	msgs := []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: "hi"}}
+	msgs := []api.Message{{Role: api.RoleUser, Content: "hi"}}
 	morning, err := tmpl.Render(msgs, nil, false)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func TestLLMRefusesHostileTemplates(t *testing.T) {
 		return LoadLLM(context.Background(), LoadOptions{Path: modelWithTemplate(t, src), Context: 256, Threads: 1,
 			ChatTemplate: override, TemplateProbe: testProber(), Logger: testLogger(t)})
 	}
-	job := Job{Messages: []mqtt.ChatMessage{{Role: mqtt.RoleUser, Content: "hi"}}, MaxTokens: 2, Sampling: Sampling{TopP: 1, RepeatPenalty: 1}}
+	job := Job{Messages: []api.Message{{Role: api.RoleUser, Content: "hi"}}, MaxTokens: 2, Sampling: Sampling{TopP: 1, RepeatPenalty: 1}}
 
 	// A ChatML template (by its markers) that recurses: the chatml family.
 	e, err := load("<|im_start|>"+recursive, "")
@@ -179,8 +180,8 @@ func TestLLMRefusesHostileTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Run(context.Background(), job)
-	var re *mqtt.RequestError
-	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Msg, "chat template refused") {
+	var re *api.Error
+	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Message, "chat template refused") {
 		t.Errorf("refused template, messages: %v", err)
 	}
 	if _, err := e.Run(context.Background(), Job{Prompt: "hi", MaxTokens: 2, Sampling: Sampling{TopP: 1, RepeatPenalty: 1}}); err != nil {
@@ -188,7 +189,7 @@ func TestLLMRefusesHostileTemplates(t *testing.T) {
 	}
 	// A request's hostile Jinja text is a bad request; the engine lives on.
 	job.ChatTemplate = recursive
-	if _, err = e.Run(context.Background(), job); !errors.As(err, &re) || re.Field != "chat_template" || !strings.Contains(re.Msg, "refused") {
+	if _, err = e.Run(context.Background(), job); !errors.As(err, &re) || re.Field != "chat_template" || !strings.Contains(re.Message, "refused") {
 		t.Errorf("a request's hostile template: %v", err)
 	}
 	job.ChatTemplate = "{% for m in messages %}{{ m.content }}{% endfor %}"

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
@@ -166,7 +167,7 @@ func TestServeThinking(t *testing.T) {
 	// The budget ends inside the reasoning: no text, the reasoning so far.
 	c.publish(reqTopic, `{"id":"budget","prompt":"How many lamps?","think":true,"stream":true,"max_tokens":12,"temperature":0}`)
 	s = c.streamedFinal("budget")
-	if s.f.Status != mqtt.StatusOK || s.f.FinishReason != mqtt.FinishLength || s.f.Text != "" || s.text != "" || len(s.textChunks) != 0 {
+	if s.f.Status != mqtt.StatusOK || s.f.FinishReason != api.FinishLength || s.f.Text != "" || s.text != "" || len(s.textChunks) != 0 {
 		t.Fatalf("budget: %+v, streamed text %q", s.f, s.text)
 	}
 	if s.f.Reasoning == "" || !strings.HasPrefix(long, s.f.Reasoning) || s.reasoning != s.f.Reasoning {
@@ -179,7 +180,7 @@ func TestServeThinking(t *testing.T) {
 	// Stop sequences apply to the answer alone: "lamps" in the reasoning
 	// does not stop it.
 	c.publish(reqTopic, `{"id":"stop","prompt":"How many lamps?","think":true,"stop":["lamps"],"max_tokens":48,"temperature":0}`)
-	if f := c.final("stop"); f.Reasoning != thought || f.Text != "There are two " || f.FinishReason != mqtt.FinishStop {
+	if f := c.final("stop"); f.Reasoning != thought || f.Text != "There are two " || f.FinishReason != api.FinishStop {
 		t.Fatalf("stop: reasoning %q text %q finish %s", f.Reasoning, f.Text, f.FinishReason)
 	}
 
@@ -251,7 +252,7 @@ func TestServeThinkingConstrained(t *testing.T) {
 	c.publish(reqTopic, `{"id":"tools","prompt":"Turn on the kitchen light","chat_template":"chatml","think":true,"max_tokens":200,"temperature":0,
 		"tools":[{"type":"function","function":{"name":"light","parameters":{"type":"object","properties":{"room":{"type":"string","maxLength":10},"on":{"type":"boolean"}},"required":["room","on"]}}}]}`)
 	f := c.final("tools")
-	if f.Status != mqtt.StatusOK || f.FinishReason != mqtt.FinishToolCall || len(f.ToolCalls) != 1 || f.ToolCalls[0].Name != "light" {
+	if f.Status != mqtt.StatusOK || f.FinishReason != api.FinishToolCall || len(f.ToolCalls) != 1 || f.ToolCalls[0].Name != "light" {
 		t.Fatalf("tools: %+v (error %+v)", f, f.Error)
 	}
 	if want := `Maybe <tool_call>{"name": "nope", "arguments": {}}</tool_call>`; f.Reasoning != want || strings.Contains(f.Text, "nope") {

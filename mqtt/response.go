@@ -1,37 +1,15 @@
 package mqtt
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
-)
 
-// Error codes of a final answer's error.code.
-const (
-	CodeBadRequest = "bad_request" // the request is malformed or out of range
-	CodeBusy       = "busy"        // the queue is full; try again later
-	CodeTooLong    = "too_long"    // the payload or prompt does not fit
-	CodeCancelled  = "cancelled"   // a cancel message stopped the job
-	CodeTimeout    = "timeout"     // the job passed queue.job_timeout
-	CodeInternal   = "internal"    // the daemon failed; see its log
+	"github.com/edgellm/edgellm/api"
 )
 
 // Final answer statuses.
 const (
 	StatusOK    = "ok"
 	StatusError = "error"
-)
-
-// Finish reasons of a final answer.
-const (
-	FinishStop      = "stop"      // end of text or a stop sequence
-	FinishLength    = "length"    // max_tokens reached
-	FinishToolCall  = "tool_call" // the model called a tool (see Final.ToolCalls)
-	FinishCancelled = "cancelled" // cancelled
-	FinishTimeout   = "timeout"   // deadline passed
-	FinishError     = "error"     // any other error
 )
 
 // StreamChunk is one piece of a streamed answer on Topics.Stream(id), or of
@@ -43,103 +21,39 @@ type StreamChunk struct {
 	Text string `json:"text"` // the text since the previous chunk
 }
 
-// Usage counts tokens. DroppedTokens is how many tokens of a conversation
-// were trimmed to fit the context (oldest turns first, the system message
-// kept). ReasoningTokens is how many of the CompletionTokens were reasoning,
-// its markers included (a reasoning closed early counts too).
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`              // tokens of the prompt as run
-	CompletionTokens int `json:"completion_tokens"`          // tokens generated, reasoning included
-	CachedTokens     int `json:"cached_tokens"`              // prompt tokens reused from the KV cache
-	DroppedTokens    int `json:"dropped_tokens,omitempty"`   // conversation tokens trimmed to fit
-	ReasoningTokens  int `json:"reasoning_tokens,omitempty"` // generated tokens of the reasoning
-}
-
-// Timings measure a job: time to first token and the two phases' speeds.
-type Timings struct {
-	TTFTMs     float64 `json:"ttft_ms"`     // milliseconds from start to the first token
-	PrefillTPS float64 `json:"prefill_tps"` // prompt tokens per second
-	DecodeTPS  float64 `json:"decode_tps"`  // generated tokens per second
-}
-
 // ErrorBody is a final answer's error.
 type ErrorBody struct {
-	Code    string `json:"code"`    // one of the Code constants
+	Code    string `json:"code"`    // one of api's Code constants
 	Message string `json:"message"` // a human-readable explanation
-}
-
-// ToolCall is a call the model made; Arguments is a JSON object.
-type ToolCall struct {
-	ID        string          `json:"id,omitempty"` // names the call, for the tool message answering it
-	Name      string          `json:"name"`         // the function called
-	Arguments json.RawMessage `json:"arguments"`    // its arguments, a JSON object
-}
-
-// UnmarshalJSON reads a call in the answer's shape {"id","name","arguments"}
-// or in the OpenAI shape {"id","type":"function","function":{"name",
-// "arguments"}}, whose arguments may be a JSON string holding the object.
-func (c *ToolCall) UnmarshalJSON(b []byte) error {
-	var w struct {
-		ID        string          `json:"id"`
-		Type      string          `json:"type"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Function  *struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return fmt.Errorf("tool call: %w", err)
-	}
-	if w.Type != "" && w.Type != "function" {
-		return fmt.Errorf("tool call type %q is not \"function\"", w.Type)
-	}
-	*c = ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments}
-	if f := w.Function; f != nil {
-		if w.Name != "" || len(w.Arguments) > 0 {
-			return errors.New("a tool call has name and arguments either at the top or in function, not both")
-		}
-		c.Name, c.Arguments = f.Name, f.Arguments
-	}
-	return nil
 }
 
 // Final is the final answer on Topics.ResponseFor(id) or reply_to, QoS 1.
 type Final struct {
-	ID           string     `json:"id"`                      // the request id
-	Status       string     `json:"status"`                  // StatusOK or StatusError
-	Text         string     `json:"text"`                    // the answer (partial when cancelled), never the reasoning
-	Reasoning    string     `json:"reasoning,omitempty"`     // what a thinking model reasoned before the answer
-	FinishReason string     `json:"finish_reason,omitempty"` // one of the Finish constants
-	Usage        *Usage     `json:"usage,omitempty"`         // token counts, when the job ran
-	Timings      *Timings   `json:"timings,omitempty"`       // speeds, when the job ran
-	Error        *ErrorBody `json:"error,omitempty"`         // set when Status is StatusError
-	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`    // calls the model made
+	ID           string         `json:"id"`                      // the request id
+	Status       string         `json:"status"`                  // StatusOK or StatusError
+	Text         string         `json:"text"`                    // the answer (partial when cancelled), never the reasoning
+	Reasoning    string         `json:"reasoning,omitempty"`     // what a thinking model reasoned before the answer
+	FinishReason string         `json:"finish_reason,omitempty"` // one of api's Finish constants
+	Usage        *api.Usage     `json:"usage,omitempty"`         // token counts, when the job ran
+	Timings      *api.Timings   `json:"timings,omitempty"`       // speeds, when the job ran
+	Error        *ErrorBody     `json:"error,omitempty"`         // set when Status is StatusError
+	ToolCalls    []api.ToolCall `json:"tool_calls,omitempty"`    // calls the model made
 }
 
-// ErrorFinal builds the final answer for a job that failed with err: the
-// code comes from a *RequestError, else it is code (CodeInternal when
-// empty). The finish reason follows the code.
+// FinalOf is the final answer to request id that a carries.
+func FinalOf(id string, a api.Answer) Final {
+	f := Final{ID: id, Status: StatusOK, Text: a.Text, Reasoning: a.Reasoning, FinishReason: a.FinishReason,
+		Usage: a.Usage, Timings: a.Timings, ToolCalls: a.ToolCalls}
+	if a.Error != nil {
+		f.Status, f.Error = StatusError, &ErrorBody{Code: a.Error.Code, Message: a.Error.Message}
+	}
+	return f
+}
+
+// ErrorFinal builds the final answer for a request that failed with err
+// (see api.ErrorAnswer for the code and finish reason).
 func ErrorFinal(id, code string, err error) Final {
-	msg := err.Error()
-	var re *RequestError
-	if errors.As(err, &re) {
-		code = re.Code
-	}
-	if code == "" {
-		code = CodeInternal
-	}
-	finish := FinishError
-	switch code {
-	case CodeCancelled:
-		finish = FinishCancelled
-	case CodeTimeout:
-		finish = FinishTimeout
-	}
-	return Final{ID: id, Status: StatusError, FinishReason: finish, Error: &ErrorBody{Code: code, Message: msg}}
+	return FinalOf(id, api.ErrorAnswer(code, err))
 }
 
 // PlainText is the answer to a plain-text request: the text, or

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
 
@@ -95,7 +96,7 @@ func TestSendStreamsInOrder(t *testing.T) {
 	b := mqtttest.Start(t, mqtttest.Options{})
 	node := newFakeNode(t, b, mqtttest.PeerOptions{})
 	maxTokens, temp := 20, 0.0
-	done := startSend(context.Background(), t, b.URL(), nil, Request{Prompt: "Say hello", MaxTokens: &maxTokens, Temperature: &temp})
+	done := startSend(context.Background(), t, b.URL(), nil, Request{Request: api.Request{Prompt: "Say hello", MaxTokens: &maxTokens, Temperature: &temp}})
 
 	req := node.request()
 	if !req.Stream || req.GeneratedID || req.Prompt != "Say hello" || *req.MaxTokens != 20 || *req.Temperature != 0 {
@@ -107,8 +108,8 @@ func TestSendStreamsInOrder(t *testing.T) {
 	node.chunk(req.ID, 0, "Hello ")
 	node.chunk("other", 2, "!!!")
 	node.chunk(req.ID, 2, "!")
-	node.final(Final{ID: req.ID, Status: StatusOK, Text: "Hello world!", FinishReason: FinishStop,
-		Usage: &Usage{PromptTokens: 3, CompletionTokens: 4}})
+	node.final(Final{ID: req.ID, Status: StatusOK, Text: "Hello world!", FinishReason: api.FinishStop,
+		Usage: &api.Usage{PromptTokens: 3, CompletionTokens: 4}})
 
 	r := wantResult(t, done)
 	if r.err != nil {
@@ -125,7 +126,7 @@ func TestSendStreamsInOrder(t *testing.T) {
 func TestSendLostChunk(t *testing.T) {
 	b := mqtttest.Start(t, mqtttest.Options{})
 	node := newFakeNode(t, b, mqtttest.PeerOptions{})
-	done := startSend(context.Background(), t, b.URL(), nil, Request{ID: "lost-1", Prompt: "x"})
+	done := startSend(context.Background(), t, b.URL(), nil, Request{ID: "lost-1", Request: api.Request{Prompt: "x"}})
 	req := node.request()
 	if req.ID != "lost-1" {
 		t.Fatalf("id %q, want the caller's", req.ID)
@@ -146,11 +147,11 @@ func TestSendLostChunk(t *testing.T) {
 func TestSendErrorAnswer(t *testing.T) {
 	b := mqtttest.Start(t, mqtttest.Options{})
 	node := newFakeNode(t, b, mqtttest.PeerOptions{})
-	done := startSend(context.Background(), t, b.URL(), nil, Request{Prompt: "x"})
+	done := startSend(context.Background(), t, b.URL(), nil, Request{Request: api.Request{Prompt: "x"}})
 	req := node.request()
-	node.final(ErrorFinal(req.ID, CodeBusy, errors.New("the queue is full")))
+	node.final(ErrorFinal(req.ID, api.CodeBusy, errors.New("the queue is full")))
 	r := wantResult(t, done)
-	if r.err != nil || r.final.Status != StatusError || r.final.Error.Code != CodeBusy || len(r.pieces) != 0 {
+	if r.err != nil || r.final.Status != StatusError || r.final.Error.Code != api.CodeBusy || len(r.pieces) != 0 {
 		t.Fatalf("result %+v, final %+v", r, r.final)
 	}
 }
@@ -162,7 +163,7 @@ func TestSendTimeoutCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	offline := make(chan struct{})
-	done := startSend(ctx, t, b.URL(), func(c *SendConfig) { c.OnOffline = func() { close(offline) } }, Request{Prompt: "x"})
+	done := startSend(ctx, t, b.URL(), func(c *SendConfig) { c.OnOffline = func() { close(offline) } }, Request{Request: api.Request{Prompt: "x"}})
 	req := node.request()
 	select {
 	case <-offline:
@@ -192,11 +193,11 @@ func TestSendAuthentication(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("nope\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	done := startSend(context.Background(), t, b.URL(), func(c *SendConfig) { c.Username, c.PasswordFile = "dev", bad }, Request{Prompt: "x"})
+	done := startSend(context.Background(), t, b.URL(), func(c *SendConfig) { c.Username, c.PasswordFile = "dev", bad }, Request{Request: api.Request{Prompt: "x"}})
 	if r := wantResult(t, done); r.err == nil || !strings.Contains(r.err.Error(), "connect") {
 		t.Fatalf("wrong password: %v", r.err)
 	}
-	done = startSend(context.Background(), t, b.URL(), func(c *SendConfig) { c.Username, c.PasswordFile = "dev", good }, Request{Prompt: "x"})
+	done = startSend(context.Background(), t, b.URL(), func(c *SendConfig) { c.Username, c.PasswordFile = "dev", good }, Request{Request: api.Request{Prompt: "x"}})
 	req := node.request()
 	node.final(Final{ID: req.ID, Status: StatusOK, Text: "ok"})
 	if r := wantResult(t, done); r.err != nil || r.final.Text != "ok" {

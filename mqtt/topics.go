@@ -1,6 +1,8 @@
-// Package mqtt is edgellm's MQTT side: topic names, request and response
-// payloads, Home Assistant discovery, and a client over Eclipse Paho that
-// keeps a persistent session.
+// Package mqtt is edgellm's MQTT side: topic names, request payloads parsed
+// into the transport-neutral api.Request (with MQTT's id and reply_to),
+// final answers encoded from api.Answer, Home Assistant discovery, and a
+// client over Eclipse Paho that keeps a persistent session. It never imports
+// the inference engine.
 package mqtt
 
 import (
@@ -8,12 +10,14 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/edgellm/edgellm/api"
 )
 
 // Length limits for the ids that appear in topics.
 const (
 	// MaxIDLen bounds node ids and pool names.
-	MaxIDLen = 64
+	MaxIDLen = api.MaxNameLen
 	// MaxRequestIDLen bounds request ids.
 	MaxRequestIDLen = 128
 	// maxTopicLen is MQTT's limit on a topic name's length in bytes.
@@ -104,20 +108,10 @@ const (
 
 // ValidateID checks a node id or pool name: 1 to MaxIDLen characters from
 // [A-Za-z0-9_-], so it is a single topic level and also valid in Home
-// Assistant discovery topics and MQTT client ids.
+// Assistant discovery topics and MQTT client ids. The rule is a tool name's
+// (api.ValidateName), MaxIDLen being api.MaxNameLen.
 func ValidateID(id string) error {
-	if id == "" {
-		return errors.New("must not be empty")
-	}
-	if len(id) > MaxIDLen {
-		return fmt.Errorf("%q is longer than %d characters", id, MaxIDLen)
-	}
-	for i, r := range id {
-		if !isIDRune(r) {
-			return fmt.Errorf("%q has %q at offset %d; use only letters, digits, '_' and '-'", id, r, i)
-		}
-	}
-	return nil
+	return api.ValidateName(id)
 }
 
 func isIDRune(r rune) bool {

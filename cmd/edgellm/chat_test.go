@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgellm/edgellm/daemon"
 	"github.com/edgellm/edgellm/inference/chat/toolcall"
 )
 
@@ -105,5 +107,34 @@ func TestRunPromptCache(t *testing.T) {
 	code, out3, errs3 := runCLI(t, "", args...)
 	if code != 0 || out3 != out1 || !strings.Contains(errs3, "prompt cache rejected") {
 		t.Fatalf("broken cache: exit %d, %q: %s", code, out3, errs3)
+	}
+}
+
+// run prepares its prompt with the daemon's pipeline: a greedy run of a
+// chat prompt constrained to JSON prefills exactly the tokens the daemon's
+// engine prefills for the same request, and writes the same answer.
+func TestRunPromptIsTheDaemons(t *testing.T) {
+	code, out, errs := runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "hi", "--chat", "--chat-template", "chatml", "--json", "-n", "12", "-t", "0")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	var prefill int
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.HasPrefix(l, "prefill: ") {
+			fmt.Sscanf(l, "prefill: %d tokens", &prefill)
+		}
+	}
+	e, err := daemon.LoadLLM(context.Background(), daemon.LoadOptions{Path: models + "tiny-q8_0.gguf", Context: 256, Threads: 1, ChatTemplate: "chatml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	o, err := e.Run(context.Background(), daemon.Job{ID: "r", Prompt: "hi", MaxTokens: 12, JSON: true,
+		Sampling: daemon.Sampling{Temperature: 0, TopP: 1, RepeatPenalty: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prefill == 0 || o.Usage.PromptTokens != prefill || strings.TrimSuffix(out, "\n") != o.Text || o.Text == "" {
+		t.Errorf("run prefilled %d tokens and wrote %q; the daemon prefilled %d and answered %q", prefill, out, o.Usage.PromptTokens, o.Text)
 	}
 }

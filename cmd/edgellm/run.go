@@ -10,12 +10,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"time"
 
+	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/daemon"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
-	"github.com/edgellm/edgellm/inference/chat/toolcall"
-	"github.com/edgellm/edgellm/inference/grammar"
 	"github.com/edgellm/edgellm/inference/sampler"
 )
 
@@ -85,48 +84,36 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if ctx == 0 {
 		ctx = min(m.Config.NCtxTrain, 2048)
 	}
-	gr, tools, err := runGrammar(*asJSON, *schemaFile, *toolsFile)
+	job, err := runJob(text, *n, *asJSON, *schemaFile, *toolsFile)
 	if err != nil {
 		return err
 	}
-	if len(tools) > 0 && !*asChat {
+	if len(job.Tools) > 0 && !*asChat {
 		return usagef("--tools needs --chat (the chat template presents the tools)")
 	}
+	var format *chat.Format // nil: a raw completion
 	if *asChat {
-		f, err := m.ChatFormat(*tmplName)
-		if err != nil {
+		if format, err = m.ChatFormat(*tmplName); err != nil {
 			return fmt.Errorf("--chat: %w", err)
 		}
-		if p := templateProber(); p != nil && f.Jinja != nil {
-			if err := p.Check(context.Background(), f.Jinja.Source(), f.BOS, f.EOS); err != nil {
-				return fmt.Errorf("--chat: %s: %w", f.Origin, err)
+		if p := templateProber(); p != nil && format.Jinja != nil {
+			if err := p.Check(context.Background(), format.Jinja.Source(), format.BOS, format.EOS); err != nil {
+				return fmt.Errorf("--chat: %s: %w", format.Origin, err)
 			}
-		}
-		if len(tools) > 0 {
-			if gr, err = toolsGrammar(f, tools); err != nil {
-				return err
-			}
-		}
-		in, err := chat.NewInput([]chat.Message{{Role: chat.RoleUser, Content: text}}, tools)
-		if err != nil {
-			return fmt.Errorf("--chat: %w", err)
-		}
-		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		text, err = f.Prompt(rctx, in)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("--chat: %w", err)
 		}
 	} else if *tmplName != "" {
 		return usagef("--chat-template needs --chat")
 	}
-	ids, err := m.Tokenizer.Encode(text, true)
-	if err != nil {
-		return err
+	// The daemon's pipeline: the same prompt tokens, constraint and stop
+	// strings as a request to `edgellm serve` would get.
+	pp, err := daemon.NewPipeline(m, daemon.PipelineOptions{Context: ctx, Format: format, RawSpecial: true}).Prepare(job)
+	switch {
+	case errors.Is(err, daemon.ErrPromptTooLong):
+		return fmt.Errorf("the prompt does not fit in the context of %d tokens (raise -c): %w", ctx, err)
+	case err != nil:
+		return fmt.Errorf("%s: %w", runFlagOf(err, *schemaFile, *toolsFile), err)
 	}
-	if len(ids) >= ctx {
-		return fmt.Errorf("prompt of %d tokens does not fit in the context of %d tokens (raise -c)", len(ids), ctx)
-	}
+	ids := pp.IDs
 	s, err := m.NewState(ctx, *threads)
 	if err != nil {
 		return err
@@ -144,20 +131,42 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 
 	out := bufio.NewWriter(stdout)
+	write := func(text string) error {
+		if _, err := out.WriteString(text); err != nil {
+			return err
+		}
+		return out.Flush()
+	}
+	stops := daemon.StopMatcher{Stops: pp.Stops}
+	stopped := false
 	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := g.Generate(sigCtx, ids, inference.GenerateOptions{
-		MaxTokens:   *n,
-		Sampling:    params,
-		Grammar:     gr,
-		ReusePrefix: *cacheFile != "",
+		MaxTokens:    *n,
+		Sampling:     params,
+		Grammar:      pp.Grammar,
+		GrammarStart: pp.GrammarStart,
+		ShowTokens:   pp.Marks,
+		ReusePrefix:  *cacheFile != "",
 		OnText: func(b []byte) error {
-			if _, err := out.Write(b); err != nil {
+			text, hit := stops.Feed(string(b))
+			if err := write(text); err != nil {
 				return err
 			}
-			return out.Flush()
+			if hit {
+				stopped = true
+				return errStopString
+			}
+			return nil
 		},
 	})
+	finish := string(res.Finish)
+	switch {
+	case stopped:
+		err, finish = nil, string(inference.FinishStop)
+	case err == nil:
+		err = write(stops.Flush())
+	}
 	out.WriteString("\n")
 	out.Flush()
 	if err != nil && res.Finish != inference.FinishCancelled {
@@ -172,7 +181,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "prefill: %d tokens, %.1f tok/s\n", res.PromptTokens-res.CachedTokens, res.PrefillTPS())
-	fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s (%s)\n", res.Tokens, res.DecodeTPS(), res.Finish)
+	fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s (%s)\n", res.Tokens, res.DecodeTPS(), finish)
 	mem := inference.MeasureMemory(s)
 	fmt.Fprintf(stderr, "memory: heap %.1f MiB (KV cache %.1f MiB), model mapped %.1f MiB, RSS %.1f MiB, threads %d\n",
 		mib(mem.Heap), mib(mem.KVCache), mib(mem.Mapped), mib(mem.RSS), s.Threads())
@@ -191,12 +200,14 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// runGrammar compiles run's output constraint: --json, --schema or --tools
-// (at most one), or none.
-//
-// The tools' grammar is compiled later (toolsGrammar), once the chat
-// template, whose call syntax it follows, is known.
-func runGrammar(asJSON bool, schemaFile, toolsFile string) (*grammar.Grammar, []chat.Tool, error) {
+// errStopString ends run's generation at a stop string.
+var errStopString = errors.New("stop string")
+
+// runJob is the job of run's prompt: at most n tokens, and the output
+// constraint of --json, --schema or --tools (at most one; --tools makes a
+// call required). Sampling is run's own (its flags).
+func runJob(prompt string, n int, asJSON bool, schemaFile, toolsFile string) (daemon.Job, error) {
+	job := daemon.Job{Prompt: prompt, MaxTokens: n, JSON: asJSON}
 	set := 0
 	for _, on := range []bool{asJSON, schemaFile != "", toolsFile != ""} {
 		if on {
@@ -205,51 +216,42 @@ func runGrammar(asJSON bool, schemaFile, toolsFile string) (*grammar.Grammar, []
 	}
 	switch {
 	case set > 1:
-		return nil, nil, usagef("--json, --schema and --tools exclude each other")
-	case asJSON:
-		return grammar.JSON(grammar.Options{}), nil, nil
+		return job, usagef("--json, --schema and --tools exclude each other")
 	case schemaFile != "":
 		data, err := os.ReadFile(schemaFile)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--schema: %w", err)
+			return job, fmt.Errorf("--schema: %w", err)
 		}
-		g, err := grammar.CompileSchema(data, grammar.Options{})
-		if err != nil {
-			return nil, nil, fmt.Errorf("--schema %s: %w", schemaFile, err)
-		}
-		return g, nil, nil
+		job.Schema = data
 	case toolsFile != "":
 		data, err := os.ReadFile(toolsFile)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--tools: %w", err)
+			return job, fmt.Errorf("--tools: %w", err)
 		}
-		var tools []chat.Tool
-		var raw []struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		}
+		var raw []api.ToolFunction
 		if err := json.Unmarshal(data, &raw); err != nil || len(raw) == 0 {
-			return nil, nil, fmt.Errorf("--tools %s: want a JSON array of {\"name\",\"description\",\"parameters\"} (%v)", toolsFile, err)
+			return job, fmt.Errorf("--tools %s: want a JSON array of {\"name\",\"description\",\"parameters\"} (%v)", toolsFile, err)
 		}
-		for _, t := range raw {
-			tools = append(tools, chat.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		for _, f := range raw {
+			job.Tools = append(job.Tools, api.Tool{Type: "function", Function: f})
 		}
-		return nil, tools, nil
+		job.ToolChoice = &api.ToolChoice{Mode: api.ToolChoiceRequired}
 	}
-	return nil, nil, nil
+	return job, nil
 }
 
-// toolsGrammar compiles the constraint of run's --tools: a whole answer of
-// calls of tools in the call syntax of the chat template f.
-func toolsGrammar(f *chat.Format, tools []chat.Tool) (*grammar.Grammar, error) {
-	gt := make([]toolcall.Tool, len(tools))
-	for i, t := range tools {
-		gt[i] = toolcall.Tool{Name: t.Name, Parameters: t.Parameters}
+// runFlagOf names the flag that set what a pipeline error is about: the
+// --schema or --tools file, else --chat (the template) or -p (the prompt).
+func runFlagOf(err error, schemaFile, toolsFile string) string {
+	var e *api.Error
+	errors.As(err, &e)
+	switch {
+	case e != nil && e.Field == "schema":
+		return "--schema " + schemaFile
+	case e != nil && (e.Field == "tools" || e.Field == "tool_choice"):
+		return "--tools " + toolsFile
+	case e != nil && e.Field == "messages":
+		return "--chat"
 	}
-	g, err := toolcall.OfFormat(f).Grammar(gt, true, grammar.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("--tools: %w", err)
-	}
-	return g, nil
+	return "-p"
 }

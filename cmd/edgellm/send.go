@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/daemon"
 	"github.com/edgellm/edgellm/mqtt"
 )
@@ -68,7 +69,7 @@ func cmdSend(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *timeout <= 0 {
 		return usagef("--timeout must be positive")
 	}
-	req := mqtt.Request{Prompt: prompt}
+	req := mqtt.Request{Request: api.Request{Prompt: prompt}}
 	if set["n"] {
 		if *maxTokens < 1 {
 			return usagef("-n must be at least 1")
