@@ -29,6 +29,7 @@ func cmdSend(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	base := fs.String("base", daemon.DefaultBaseTopic, "`BASE` topic (the daemon's mqtt.base_topic)")
 	maxTokens := fs.Int("n", 0, "generate at most `N` tokens (default: the node's limits.max_tokens)")
 	temp := fs.Float64("t", 0, "temperature `TEMP`, 0 for greedy (default: the node's sampling.temperature)")
+	think := fs.Bool("think", false, "let a thinking model reason first; its reasoning is printed on stderr (default: the node's sampling.think)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up, and cancel the request, after `DURATION`")
 	user := fs.String("username", "", "broker user `NAME`")
 	pwFile := fs.String("password-file", "", "`FILE` holding the broker password")
@@ -79,6 +80,9 @@ func cmdSend(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if set["t"] {
 		req.Temperature = temp
 	}
+	if set["think"] {
+		req.Think = think
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -112,6 +116,9 @@ func cmdSend(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // printAnswerStats writes the final answer's tool calls, token counts and
 // speeds.
 func printAnswerStats(w io.Writer, f *mqtt.Final) {
+	if f.Reasoning != "" {
+		fmt.Fprintf(w, "reasoning: %s\n", f.Reasoning)
+	}
 	for _, tc := range f.ToolCalls {
 		fmt.Fprintf(w, "tool call: %s(%s)\n", tc.Name, tc.Arguments)
 	}
@@ -127,7 +134,11 @@ func printAnswerStats(w io.Writer, f *mqtt.Final) {
 		if u.DroppedTokens > 0 {
 			s += fmt.Sprintf(" (%d dropped to fit)", u.DroppedTokens)
 		}
-		parts = append(parts, s, fmt.Sprintf("%d generated", u.CompletionTokens))
+		gen := fmt.Sprintf("%d generated", u.CompletionTokens)
+		if u.ReasoningTokens > 0 {
+			gen += fmt.Sprintf(" (%d reasoning)", u.ReasoningTokens)
+		}
+		parts = append(parts, s, gen)
 	}
 	if tm := f.Timings; tm != nil {
 		parts = append(parts, fmt.Sprintf("first token after %.0f ms", tm.TTFTMs),

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/daemon"
 	"github.com/edgellm/edgellm/mqtt"
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
@@ -124,5 +125,18 @@ func TestSendUsage(t *testing.T) {
 		if code, _, errs := runCLI(t, "", args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errs)
 		}
+	}
+}
+
+// The stats line shows a thinking model's reasoning and its share of the
+// generated tokens, and each tool call.
+func TestPrintAnswerStatsReasoning(t *testing.T) {
+	var b strings.Builder
+	printAnswerStats(&b, &mqtt.Final{Reasoning: "two lamps", FinishReason: "tool_call",
+		ToolCalls: []api.ToolCall{{Name: "light", Arguments: json.RawMessage(`{"on":true}`)}},
+		Usage:     &api.Usage{PromptTokens: 9, CompletionTokens: 12, ReasoningTokens: 5}})
+	want := "reasoning: two lamps\ntool call: light({\"on\":true})\nfinish tool_call; 9 prompt tokens; 12 generated (5 reasoning)\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 }
