@@ -308,7 +308,8 @@ func rowsQ4_KActs4Packing(w []byte, rowBytes, rows int, acts []Activation, kp *a
 // the activations are made once for all the rows. pk is the activations'
 // packed side data (packActs4) when MatMul made it, else nil: the Q4_K
 // kernel of tierAVX2 reads it and loops over the rows itself (without pk,
-// rowsQ4_KActs4Packing packs it for the call).
+// rowsQ4_KActs4Packing packs it for the call), as the Q8_0 kernel of
+// tierAVX2 does.
 func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []kPack4, out []float32, stride int) int {
 	if active < tierAVX2 || len(acts) != 4 || rows <= 0 {
 		return 0
@@ -331,6 +332,10 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []kPa
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
 	_ = out[3*stride+rows-1]
 	avx512 := active >= tierAVX512
+	if t == Q8_0 && !avx512 {
+		dotQ8_0RowsActs4AVX2(&w[0], rowBytes, rows, &lp, nb, &out[0], stride)
+		return rows
+	}
 	if t == Q4_K && !avx512 {
 		if len(pk) != nb {
 			return rowsQ4_KActs4Packing(w, rowBytes, rows, acts, &kp, nb, out, stride)
@@ -352,10 +357,8 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []kPa
 			dotQ5_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q5_0:
 			dotQ5_0Acts4AVX2(wk, &lp, nb, &r)
-		case t == Q8_0 && avx512:
-			dotQ8_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q8_0:
-			dotQ8_0Acts4AVX2(wk, &lp, nb, &r)
+			dotQ8_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q4_K && avx512:
 			dotQ4_KActs4AVX512(wk, &kp, nb, &r)
 		case t == Q5_K && avx512:
@@ -625,10 +628,12 @@ func dotQ4_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 //go:noescape
 func dotQ5_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 
-// dotQ8_0Acts4AVX2 is dotQ8_0Acts4AVX512 with AVX2.
+// dotQ8_0RowsActs4AVX2 sets out[b·stride + k] to dotQ8_0Generic of the row
+// of nb blocks at w + k·rowBytes with activation b of p (k < rows, b < 4),
+// with AVX2.
 //
 //go:noescape
-func dotQ8_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+func dotQ8_0RowsActs4AVX2(w *byte, rowBytes, rows int, p *legacyPtrs4, nb int, out *float32, stride int)
 
 // dotQ4_KRowsActs4AVX2 sets out[b·stride + k] to dotQ4_KGeneric of the row
 // of nb super-blocks at w + k·rowBytes with activation b of p (k < rows,
