@@ -1239,11 +1239,11 @@ DATA bytes0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA bytes0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 
-// K4_UNPACK with vector instructions (scalesMinsK4): Y1 = the eight scales
-// of the Q4_K block at SI as int16 in both 128-bit lanes, Y7 = its eight
-// mins likewise. Clobbers X0, X2, X8.
-#define K4_UNPACK_AVX2 \
-	VMOVDQU   4(SI), X0; \
+// K4_UNPACK with vector instructions (scalesMinsK4) for the Q4_K block at
+// off(SI): S = its eight scales as int16 in both 128-bit lanes, Y7 = its
+// eight mins likewise. Clobbers X0, X2, X8.
+#define K4_UNPACK_AVX2(off, S) \
+	VMOVDQU   off+4(SI), X0; \
 	VPSHUFB   k4Unpack<>+0(SB), X0, X2; \
 	VPAND     k4Unpack<>+32(SB), X2, X7; \
 	VPSRLW    $4, X2, X8; \
@@ -1254,8 +1254,36 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 	VPAND     k4Unpack<>+64(SB), X2, X2; \
 	VPOR      X2, X7, X7; \
 	VPMOVZXBW X7, Y7; \
-	VPERMQ    $0x44, Y7, Y1; \
+	VPERMQ    $0x44, Y7, S; \
 	VPERMQ    $0xee, Y7, Y7
+
+// The head of the Q4_K super-block at off(SI) with its packed side data at
+// off(BX), done a super-block ahead: Y13 = its scales (K4_UNPACK_AVX2), the
+// mins of the four activations multiplied with their sub-block sums
+// (kPack4.pairs) by two VPMADDWD, scaled by dmin·d_b (kPack4.dq) and
+// accumulated by two VFNMADD231PS into the minimum accumulators in memory
+// at M01 (activations 0, 1) and M23 (2, 3), and the four products d_w·d_b
+// stored at DD. Clobbers Y0, Y2, Y7…Y9.
+#define Q4K_HEAD_AHEAD(off, M01, M23, DD) \
+	K4_UNPACK_AVX2(off, Y13); \
+	VPBROADCASTW off+2(SI), X9; \
+	VCVTPH2PS    X9, Y9; \
+	VPMADDWD     off+64+16(BX), Y7, Y2; \
+	VPMADDWD     off+64+48(BX), Y7, Y0; \
+	VCVTDQ2PS    Y2, Y2; \
+	VCVTDQ2PS    Y0, Y0; \
+	VMULPS       off+16(BX), Y9, Y8; \
+	VMOVUPS      M01, Y7; \
+	VFNMADD231PS Y2, Y8, Y7; \
+	VMOVUPS      Y7, M01; \
+	VMULPS       off+48(BX), Y9, Y8; \
+	VMOVUPS      M23, Y7; \
+	VFNMADD231PS Y0, Y8, Y7; \
+	VMOVUPS      Y7, M23; \
+	VPBROADCASTW off(SI), X9; \
+	VCVTPH2PS    X9, X9; \
+	VMULPS       off(BX), X9, X9; \
+	VMOVUPS      X9, DD
 
 // Y7, Y8 = the low and high nibbles of the 32 bytes at off(SI), the mask
 // read from memory.
@@ -1289,11 +1317,10 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 	K_RUN_ACT_FIRST(Q, (R10)(R12*1), Y9, Y5); \
 	K_RUN_ACT_FIRST(Q, (R11)(R12*1), Y9, Y6)
 
-// ACC = fma(d_b·d_w, float32(L), ACC) for activation b, with Y9 = the
-// weights' d in every lane and d_b at 4b(BX) (kPack4.d). Clobbers Y0.
-#define K_ACC_PACKED(b, L, ACC) \
-	VBROADCASTSS 4*(b)(BX), Y0; \
-	VMULPS       Y9, Y0, Y0; \
+// ACC = fma(d_w·d_b, float32(L), ACC) for an activation, the product at D.
+// Clobbers Y0.
+#define K_ACC_FRAME(D, L, ACC) \
+	VBROADCASTSS D, Y0; \
 	VCVTDQ2PS    L, L; \
 	VFMADD231PS  L, Y0, ACC
 
@@ -1308,14 +1335,16 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 // func dotQ4_KRowsActs4AVX2(w *byte, rowBytes, rows int, p *actPtrs4, pk *kPack4, nb int, out *float32, stride int)
 //
 // For each row: the float32 lanes of activations 0…3 are in Y10, Y11, Y12,
-// Y14; the four minimum accumulators of activations 0 and 1 in the low and
-// high halves of Y13, those of 2 and 3 in Y15. Per super-block, the scales
-// and mins are unpacked with vector instructions; the mins of all four
-// activations are multiplied with their sub-block sums (kPack4.pairs) by
-// two VPMADDWD, scaled by dmin·d_b (kPack4.dq) and accumulated by two
-// VFNMADD231PS. SI walks the row (R14 its start), R12 the activations'
-// quants, BX the packed side data, DX the output (R8 = 4·stride).
-TEXT ·dotQ4_KRowsActs4AVX2(SB), NOSPLIT, $0-64
+// Y14; the four minimum accumulators of activations 0 and 1 in the frame at
+// 0(SP), those of 2 and 3 at 32(SP). The head of each super-block (its
+// scales and mins unpacked with vector instructions, the minimums, the
+// products of the scales; Q4K_HEAD_AHEAD) is done during the runs of the
+// super-block before it, so that its long chain of latencies overlaps work
+// instead of holding up the runs (the products at 64(SP) are copied to
+// 80(SP) for the super-block's own end). SI walks the row (R14 its start),
+// R12 the activations' quants, BX the packed side data, DX the output
+// (R8 = 4·stride).
+TEXT ·dotQ4_KRowsActs4AVX2(SB), NOSPLIT, $96-64
 	MOVQ w+0(FP), R14
 	MOVQ p+24(FP), R8
 	MOVQ 0(R8), DI
@@ -1328,32 +1357,30 @@ TEXT ·dotQ4_KRowsActs4AVX2(SB), NOSPLIT, $0-64
 	MOVQ rows+16(FP), R13
 
 q4kRowsActs4Row:
-	MOVQ   R14, SI
-	MOVQ   pk+32(FP), BX
-	MOVQ   nb+40(FP), CX
-	XORQ   R12, R12
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y14, Y14, Y14
-	VXORPS Y13, Y13, Y13
-	VXORPS Y15, Y15, Y15
+	MOVQ    R14, SI
+	MOVQ    pk+32(FP), BX
+	MOVQ    nb+40(FP), CX
+	XORQ    R12, R12
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VXORPS  Y14, Y14, Y14
+	VMOVUPS Y10, 0(SP)
+	VMOVUPS Y10, 32(SP)
+	Q4K_HEAD_AHEAD(0, 0(SP), 32(SP), 64(SP))
 
 q4kRowsActs4Block:
-	K4_UNPACK_AVX2
-	VPBROADCASTW 2(SI), X9
-	VCVTPH2PS    X9, Y9
-	VPMADDWD     64+16(BX), Y7, Y2
-	VPMADDWD     64+48(BX), Y7, Y0
-	VCVTDQ2PS    Y2, Y2
-	VCVTDQ2PS    Y0, Y0
-	VMULPS       16(BX), Y9, Y8
-	VFNMADD231PS Y2, Y8, Y13
-	VMULPS       48(BX), Y9, Y8
-	VFNMADD231PS Y0, Y8, Y15
+	VMOVUPS 64(SP), X15
+	VMOVUPS X15, 80(SP)
+	VMOVDQA Y13, Y1
 	NIBBLES_MEM(16)
 	Q4K_RUN4_FIRST(Y7)
 	Q4K_RUN4_IDX(1, Y8)
+	CMPQ    CX, $1
+	JEQ     q4kRowsActs4Last
+	Q4K_HEAD_AHEAD(144, 0(SP), 32(SP), 64(SP))
+
+q4kRowsActs4Last:
 	NIBBLES_MEM(48)
 	Q4K_RUN4_IDX(2, Y7)
 	Q4K_RUN4_IDX(3, Y8)
@@ -1363,18 +1390,18 @@ q4kRowsActs4Block:
 	NIBBLES_MEM(112)
 	Q4K_RUN4_IDX(6, Y7)
 	Q4K_RUN4_IDX(7, Y8)
-	VPBROADCASTW (SI), X9
-	VCVTPH2PS    X9, Y9
-	K_ACC_PACKED(0, Y3, Y10)
-	K_ACC_PACKED(1, Y4, Y11)
-	K_ACC_PACKED(2, Y5, Y12)
-	K_ACC_PACKED(3, Y6, Y14)
+	K_ACC_FRAME(80(SP), Y3, Y10)
+	K_ACC_FRAME(84(SP), Y4, Y11)
+	K_ACC_FRAME(88(SP), Y5, Y12)
+	K_ACC_FRAME(92(SP), Y6, Y14)
 	ADDQ $144, SI
 	ADDQ $256, R12
 	ADDQ $144, BX
 	DECQ CX
 	JNZ  q4kRowsActs4Block
 
+	VMOVUPS      0(SP), Y13
+	VMOVUPS      32(SP), Y15
 	MINS4_SUMS(Y13)
 	MINS4_SUMS(Y15)
 	HSUM8_TO(Y10, X10, X10, X0)
