@@ -9,4 +9,7 @@ package kernels
 func dotRowActsAccel(Type, []byte, []Activation, []float32, int) bool { return false }
 
 // rowsActsAccel computes no rows; MatMul goes row by row.
-func rowsActsAccel(Type, []byte, int, int, []Activation, []float32, int) int { return 0 }
+func rowsActsAccel(Type, []byte, int, int, []Activation, []kPack4, []float32, int) int { return 0 }
+
+// packsActs4 reports that no kernel reads packed activations (kPack4).
+func packsActs4(Type) bool { return false }

@@ -271,7 +271,32 @@ func dotF16AVX2(w *byte, x *float32, n int) float32
 // dotRowActs does, with a kernel that unpacks the row once for all the
 // activations, and reports whether it did (see rowsActs4 for the kernels).
 func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride int) bool {
-	return rowsActs4(t, w, len(w), 1, acts, out, stride) == 1
+	return rowsActs4(t, w, len(w), 1, acts, nil, out, stride) == 1
+}
+
+// packsActs4 reports whether the active tier's kernels of rows × four
+// activations of type t read the activations' side data packed (kPack4,
+// packActs4): Q4_K at tierAVX2.
+func packsActs4(t Type) bool {
+	return t == Q4_K && active == tierAVX2
+}
+
+// stackPackBlocks is the most super-blocks rowsQ4_KActs4Packing packs on
+// its stack (rows of 8192 values).
+const stackPackBlocks = 32
+
+// rowsQ4_KActs4Packing is rowsActs4 for Q4_K rows at tierAVX2 when the
+// activations come unpacked (dotRowActs): it packs their side data on its
+// stack, and returns 0 (no rows done) for rows longer than stackPackBlocks
+// super-blocks.
+func rowsQ4_KActs4Packing(w []byte, rowBytes, rows int, acts []Activation, kp *actPtrs4, nb int, out []float32, stride int) int {
+	var pk [stackPackBlocks]kPack4
+	if nb > len(pk) {
+		return 0
+	}
+	packKActs4(pk[:nb], acts)
+	dotQ4_KRowsActs4AVX2(&w[0], rowBytes, rows, kp, &pk[0], nb, &out[0], stride)
+	return rows
 }
 
 // rowsActs4 sets out[b·stride + k] to DotRow(t, row k of w, &acts[b]) for
@@ -280,8 +305,12 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 // rows; or 0 when acts does not hold four activations of one length or the
 // active tier has no such kernel for t. There are kernels for Q4_0, Q5_0,
 // Q8_0, Q4_K, Q5_K and Q6_K rows at tierAVX2 and tierAVX512. The pointers to
-// the activations are made once for all the rows.
-func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
+// the activations are made once for all the rows. pk is the activations'
+// packed side data (packActs4) when MatMul made it, else nil: the Q4_K
+// kernel of tierAVX2 reads it and loops over the rows itself (without pk,
+// rowsQ4_KActs4Packing packs it for the call), as the Q8_0 kernel of
+// tierAVX2 does.
+func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []kPack4, out []float32, stride int) int {
 	if active < tierAVX2 || len(acts) != 4 || rows <= 0 {
 		return 0
 	}
@@ -302,10 +331,21 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, out []fl
 	}
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
 	_ = out[3*stride+rows-1]
+	avx512 := active >= tierAVX512
+	if t == Q8_0 && !avx512 {
+		dotQ8_0RowsActs4AVX2(&w[0], rowBytes, rows, &lp, nb, &out[0], stride)
+		return rows
+	}
+	if t == Q4_K && !avx512 {
+		if len(pk) != nb {
+			return rowsQ4_KActs4Packing(w, rowBytes, rows, acts, &kp, nb, out, stride)
+		}
+		dotQ4_KRowsActs4AVX2(&w[0], rowBytes, rows, &kp, &pk[0], nb, &out[0], stride)
+		return rows
+	}
 	// Direct calls, not function values, through which the pointers and r
 	// would escape to the heap.
 	var r [4]float32
-	avx512 := active >= tierAVX512
 	for k := range rows {
 		wk := &w[k*rowBytes]
 		switch {
@@ -317,14 +357,10 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, out []fl
 			dotQ5_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q5_0:
 			dotQ5_0Acts4AVX2(wk, &lp, nb, &r)
-		case t == Q8_0 && avx512:
-			dotQ8_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q8_0:
-			dotQ8_0Acts4AVX2(wk, &lp, nb, &r)
+			dotQ8_0Acts4AVX512(wk, &lp, nb, &r)
 		case t == Q4_K && avx512:
 			dotQ4_KActs4AVX512(wk, &kp, nb, &r)
-		case t == Q4_K:
-			dotQ4_KActs4AVX2(wk, &kp, nb, &r)
 		case t == Q5_K && avx512:
 			dotQ5_KActs4AVX512(wk, &kp, nb, &r)
 		case t == Q5_K:
@@ -403,10 +439,11 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 // activations of acts, and returns the number of rows it did: with AVX-512,
 // Q4_0 and Q8_0 rows go to kernels that compute the products of four or
 // eight rows and four activations at once (a multiple of four rows); other
-// rows, types and tiers go to rowsActs4, which does them all or none.
-func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, out []float32, stride int) int {
+// rows, types and tiers go to rowsActs4 (with pk, the activations' packed
+// side data or nil), which does them all or none.
+func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []kPack4, out []float32, stride int) int {
 	if active < tierAVX512 || rows < 4 || len(acts) != 4 || (t != Q4_0 && t != Q8_0) {
-		return rowsActs4(t, w, rowBytes, rows, acts, out, stride)
+		return rowsActs4(t, w, rowBytes, rows, acts, pk, out, stride)
 	}
 	p, nb, ok := legacyActs4(acts)
 	if !ok {
@@ -591,15 +628,20 @@ func dotQ4_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 //go:noescape
 func dotQ5_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 
-// dotQ8_0Acts4AVX2 is dotQ8_0Acts4AVX512 with AVX2.
+// dotQ8_0RowsActs4AVX2 sets out[b·stride + k] to dotQ8_0Generic of the row
+// of nb blocks at w + k·rowBytes with activation b of p (k < rows, b < 4),
+// with AVX2.
 //
 //go:noescape
-func dotQ8_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
+func dotQ8_0RowsActs4AVX2(w *byte, rowBytes, rows int, p *legacyPtrs4, nb int, out *float32, stride int)
 
-// dotQ4_KActs4AVX2 is dotQ4_KActs4AVX512 with AVX2.
+// dotQ4_KRowsActs4AVX2 sets out[b·stride + k] to dotQ4_KGeneric of the row
+// of nb super-blocks at w + k·rowBytes with activation b of p (k < rows,
+// b < 4), with AVX2: the quants of the activations are read through p, their
+// scales and bsums from pk (nb super-blocks, packKActs4).
 //
 //go:noescape
-func dotQ4_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+func dotQ4_KRowsActs4AVX2(w *byte, rowBytes, rows int, p *actPtrs4, pk *kPack4, nb int, out *float32, stride int)
 
 // dotQ5_KActs4AVX2 is dotQ5_KActs4AVX512 with AVX2.
 //

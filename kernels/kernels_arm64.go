@@ -419,7 +419,10 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 
 // rowsActsAccel computes no rows: arm64 has no kernels of several rows × four
 // activations, and MatMul goes row by row (dotRowActsAccel).
-func rowsActsAccel(Type, []byte, int, int, []Activation, []float32, int) int { return 0 }
+func rowsActsAccel(Type, []byte, int, int, []Activation, []kPack4, []float32, int) int { return 0 }
+
+// packsActs4 reports that no kernel reads packed activations (kPack4).
+func packsActs4(Type) bool { return false }
 
 // dotQ4_0Acts4SDOT sets out[b] to dotQ4_0SDOT of the nb blocks at w with
 // activation b of p (b < 4), unpacking each block once for the four.

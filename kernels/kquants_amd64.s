@@ -1139,8 +1139,10 @@ q6kActs4Loop:
 // activations are described by an actPtrs4 at R8, indexed by R12 and R13
 // (see ACT_QS). With sixteen registers, four of them int32 lanes and four
 // float32 accumulators, the scales of the activations are read when they are
-// used, Q4_K and Q5_K keep their minimum accumulators in the frame, and the
-// masks of the high bits of Q5_K and Q6_K are read from memory.
+// used, Q5_K keeps its minimum accumulators in the frame, and the masks of
+// the high bits of Q5_K and Q6_K are read from memory. The Q4_K kernel
+// (dotQ4_KRowsActs4AVX2) takes several rows and reads the activations'
+// scales and bsums packed (kPack4).
 
 // Y3+b += the lanes of the unsigned weight quants Q with the activation bytes
 // at A, times the scale words S (RUN_AVX2 for activation b). Clobbers P.
@@ -1201,8 +1203,7 @@ q6kActs4Loop:
 
 // The start of a Q4_K or Q5_K super-block for four activations: the scales
 // and mins unpacked (Y1, Y3), X4 = the weights' fp16 dmin as float32, and the
-// minimums of each activation accumulated by MINS (Q4K_MINS_FRAME or
-// Q5K_MINS_FRAME).
+// minimums of each activation accumulated by MINS (Q5K_MINS_FRAME).
 #define ACTS4_K_MINS_AVX2(MINS) \
 	K4_UNPACK(AX, BX, DX, DI, R9, R10); \
 	MOVWLZX   2(SI), AX; \
@@ -1213,51 +1214,215 @@ q6kActs4Loop:
 	MINS(2); \
 	MINS(3)
 
-// Q4K_MINS for activation b with its accumulators in the frame at 16b(SP).
-// Clobbers AX, X0, X2, X6.
-#define Q4K_MINS_FRAME(b) \
-	VMOVUPS 16*(b)(SP), X0; \
-	Q4K_MINS(b, X0); \
-	VMOVUPS X0, 16*(b)(SP)
+// k4Unpack<> holds the VPSHUFB masks and the byte masks of K4_UNPACK_AVX2:
+// at 0 the bytes of scales 0…3, 4…7 (low nibbles), mins 0…3, 4…7 (high
+// nibbles); at 16 the bytes whose top two bits are those of scales and mins
+// 4…7; at 32 the masks of the first, at 48 that of the high nibbles, at 64
+// that of the top bits moved to bits 4 and 5.
+DATA k4Unpack<>+0(SB)/8, $0x0b0a090803020100
+DATA k4Unpack<>+8(SB)/8, $0x0b0a090807060504
+DATA k4Unpack<>+16(SB)/8, $0x0302010080808080
+DATA k4Unpack<>+24(SB)/8, $0x0706050480808080
+DATA k4Unpack<>+32(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA k4Unpack<>+40(SB)/8, $0x000000003f3f3f3f
+DATA k4Unpack<>+48(SB)/8, $0x0000000000000000
+DATA k4Unpack<>+56(SB)/8, $0x0f0f0f0f00000000
+DATA k4Unpack<>+64(SB)/8, $0x3030303000000000
+DATA k4Unpack<>+72(SB)/8, $0x3030303000000000
+GLOBL k4Unpack<>(SB), RODATA|NOPTR, $80
 
-// func dotQ4_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
+// bytes0f<> is 32 bytes 0x0f, the nibble mask of the Q4_K rows × four
+// activations kernel, which has no register left to hold it.
+DATA bytes0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
+
+// K4_UNPACK with vector instructions (scalesMinsK4) for the Q4_K block at
+// off(SI): S = its eight scales as int16 in both 128-bit lanes, Y7 = its
+// eight mins likewise. Clobbers X0, X2, X8.
+#define K4_UNPACK_AVX2(off, S) \
+	VMOVDQU   off+4(SI), X0; \
+	VPSHUFB   k4Unpack<>+0(SB), X0, X2; \
+	VPAND     k4Unpack<>+32(SB), X2, X7; \
+	VPSRLW    $4, X2, X8; \
+	VPAND     k4Unpack<>+48(SB), X8, X8; \
+	VPOR      X8, X7, X7; \
+	VPSHUFB   k4Unpack<>+16(SB), X0, X2; \
+	VPSRLW    $2, X2, X2; \
+	VPAND     k4Unpack<>+64(SB), X2, X2; \
+	VPOR      X2, X7, X7; \
+	VPMOVZXBW X7, Y7; \
+	VPERMQ    $0x44, Y7, S; \
+	VPERMQ    $0xee, Y7, Y7
+
+// The head of the Q4_K super-block at off(SI) with its packed side data at
+// off(BX), done a super-block ahead: Y13 = its scales (K4_UNPACK_AVX2), the
+// mins of the four activations multiplied with their sub-block sums
+// (kPack4.pairs) by two VPMADDWD, scaled by dmin·d_b (kPack4.dq) and
+// accumulated by two VFNMADD231PS into the minimum accumulators in memory
+// at M01 (activations 0, 1) and M23 (2, 3), and the four products d_w·d_b
+// stored at DD. Clobbers Y0, Y2, Y7…Y9.
+#define Q4K_HEAD_AHEAD(off, M01, M23, DD) \
+	K4_UNPACK_AVX2(off, Y13); \
+	VPBROADCASTW off+2(SI), X9; \
+	VCVTPH2PS    X9, Y9; \
+	VPMADDWD     off+64+16(BX), Y7, Y2; \
+	VPMADDWD     off+64+48(BX), Y7, Y0; \
+	VCVTDQ2PS    Y2, Y2; \
+	VCVTDQ2PS    Y0, Y0; \
+	VMULPS       off+16(BX), Y9, Y8; \
+	VMOVUPS      M01, Y7; \
+	VFNMADD231PS Y2, Y8, Y7; \
+	VMOVUPS      Y7, M01; \
+	VMULPS       off+48(BX), Y9, Y8; \
+	VMOVUPS      M23, Y7; \
+	VFNMADD231PS Y0, Y8, Y7; \
+	VMOVUPS      Y7, M23; \
+	VPBROADCASTW off(SI), X9; \
+	VCVTPH2PS    X9, X9; \
+	VMULPS       off(BX), X9, X9; \
+	VMOVUPS      X9, DD
+
+// Y7, Y8 = the low and high nibbles of the 32 bytes at off(SI), the mask
+// read from memory.
+#define NIBBLES_MEM(off) \
+	VMOVDQU off(SI), Y7; \
+	VPSRLW  $4, Y7, Y8; \
+	VPAND   bytes0f<>(SB), Y7, Y7; \
+	VPAND   bytes0f<>(SB), Y8, Y8
+
+// Run c of the current super-block (unsigned quants Q, scales Y1) for the
+// four activations (quants at DI, R9, R10, R11 plus R12). Clobbers Y0, Y2,
+// Y9.
+#define Q4K_RUN4_IDX(c, Q) \
+	VPSHUFB scaleShuf<>+32*(c)(SB), Y1, Y9; \
+	K_RUN_ACT(Q, 32*(c)(DI)(R12*1), Y9, Y0, Y3); \
+	K_RUN_ACT(Q, 32*(c)(R9)(R12*1), Y9, Y2, Y4); \
+	K_RUN_ACT(Q, 32*(c)(R10)(R12*1), Y9, Y0, Y5); \
+	K_RUN_ACT(Q, 32*(c)(R11)(R12*1), Y9, Y2, Y6)
+
+// L = the lanes of run 0 with the activation bytes at A (K_RUN_ACT into
+// zeroed lanes).
+#define K_RUN_ACT_FIRST(Q, A, S, L) \
+	VPMADDUBSW A, Q, L; \
+	VPMADDWD   S, L, L
+
+// Q4K_RUN4_IDX for run 0, setting the lanes Y3…Y6.
+#define Q4K_RUN4_FIRST(Q) \
+	VPSHUFB scaleShuf<>+0(SB), Y1, Y9; \
+	K_RUN_ACT_FIRST(Q, (DI)(R12*1), Y9, Y3); \
+	K_RUN_ACT_FIRST(Q, (R9)(R12*1), Y9, Y4); \
+	K_RUN_ACT_FIRST(Q, (R10)(R12*1), Y9, Y5); \
+	K_RUN_ACT_FIRST(Q, (R11)(R12*1), Y9, Y6)
+
+// ACC = fma(d_w·d_b, float32(L), ACC) for an activation, the product at D.
+// Clobbers Y0.
+#define K_ACC_FRAME(D, L, ACC) \
+	VBROADCASTSS D, Y0; \
+	VCVTDQ2PS    L, L; \
+	VFMADD231PS  L, Y0, ACC
+
+// Lane 0 of each 128-bit half of M = (m0+m2)+(m1+m3) of the half's four
+// minimum accumulators m0…m3 (the end of dotQ4_KGeneric). Clobbers Y0.
+#define MINS4_SUMS(M) \
+	VPERMILPS $0x4e, M, Y0; \
+	VADDPS    Y0, M, M; \
+	VMOVSHDUP M, Y0; \
+	VADDPS    Y0, M, M
+
+// func dotQ4_KRowsActs4AVX2(w *byte, rowBytes, rows int, p *actPtrs4, pk *kPack4, nb int, out *float32, stride int)
 //
-// The float32 lanes of activations 0…3 are in Y10, Y11, Y12, Y14, the four
-// minimum accumulators of activation b at 16b(SP).
-TEXT ·dotQ4_KActs4AVX2(SB), NOSPLIT, $64-32
-	MOVQ   w+0(FP), SI
-	MOVQ   p+8(FP), R8
-	MOVQ   nb+16(FP), CX
-	ACTS4_K_INDEX
-	ACTS4_K_ZERO_AVX2
-	VMOVUPS Y10, (SP)
+// For each row: the float32 lanes of activations 0…3 are in Y10, Y11, Y12,
+// Y14; the four minimum accumulators of activations 0 and 1 in the frame at
+// 0(SP), those of 2 and 3 at 32(SP). The head of each super-block (its
+// scales and mins unpacked with vector instructions, the minimums, the
+// products of the scales; Q4K_HEAD_AHEAD) is done during the runs of the
+// super-block before it, so that its long chain of latencies overlaps work
+// instead of holding up the runs (the products at 64(SP) are copied to
+// 80(SP) for the super-block's own end). SI walks the row (R14 its start),
+// R12 the activations' quants, BX the packed side data, DX the output
+// (R8 = 4·stride).
+TEXT ·dotQ4_KRowsActs4AVX2(SB), NOSPLIT, $96-64
+	MOVQ w+0(FP), R14
+	MOVQ p+24(FP), R8
+	MOVQ 0(R8), DI
+	MOVQ 8(R8), R9
+	MOVQ 16(R8), R10
+	MOVQ 24(R8), R11
+	MOVQ out+48(FP), DX
+	MOVQ stride+56(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R13
+
+q4kRowsActs4Row:
+	MOVQ    R14, SI
+	MOVQ    pk+32(FP), BX
+	MOVQ    nb+40(FP), CX
+	XORQ    R12, R12
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	VXORPS  Y12, Y12, Y12
+	VXORPS  Y14, Y14, Y14
+	VMOVUPS Y10, 0(SP)
 	VMOVUPS Y10, 32(SP)
+	Q4K_HEAD_AHEAD(0, 0(SP), 32(SP), 64(SP))
 
-q4kActs4AVX2Loop:
-	ACTS4_K_MINS_AVX2(Q4K_MINS_FRAME)
-	ACTS4_K_START_AVX2
-	NIBBLES(16)
-	Q4K_RUN4_AVX2(0, Y7)
-	Q4K_RUN4_AVX2(1, Y8)
-	NIBBLES(48)
-	Q4K_RUN4_AVX2(2, Y7)
-	Q4K_RUN4_AVX2(3, Y8)
-	NIBBLES(80)
-	Q4K_RUN4_AVX2(4, Y7)
-	Q4K_RUN4_AVX2(5, Y8)
-	NIBBLES(112)
-	Q4K_RUN4_AVX2(6, Y7)
-	Q4K_RUN4_AVX2(7, Y8)
-	ACTS4_K_END_AVX2(0, Y10, Y11, Y12, Y14, 144)
+q4kRowsActs4Block:
+	VMOVUPS 64(SP), X15
+	VMOVUPS X15, 80(SP)
+	VMOVDQA Y13, Y1
+	NIBBLES_MEM(16)
+	Q4K_RUN4_FIRST(Y7)
+	Q4K_RUN4_IDX(1, Y8)
+	CMPQ    CX, $1
+	JEQ     q4kRowsActs4Last
+	Q4K_HEAD_AHEAD(144, 0(SP), 32(SP), 64(SP))
+
+q4kRowsActs4Last:
+	NIBBLES_MEM(48)
+	Q4K_RUN4_IDX(2, Y7)
+	Q4K_RUN4_IDX(3, Y8)
+	NIBBLES_MEM(80)
+	Q4K_RUN4_IDX(4, Y7)
+	Q4K_RUN4_IDX(5, Y8)
+	NIBBLES_MEM(112)
+	Q4K_RUN4_IDX(6, Y7)
+	Q4K_RUN4_IDX(7, Y8)
+	K_ACC_FRAME(80(SP), Y3, Y10)
+	K_ACC_FRAME(84(SP), Y4, Y11)
+	K_ACC_FRAME(88(SP), Y5, Y12)
+	K_ACC_FRAME(92(SP), Y6, Y14)
+	ADDQ $144, SI
+	ADDQ $256, R12
+	ADDQ $144, BX
 	DECQ CX
-	JNZ  q4kActs4AVX2Loop
+	JNZ  q4kRowsActs4Block
 
-	// Activation 3 first: Q4K_RESULT clobbers X14.
-	MOVQ out+24(FP), BX
-	Q4K_RESULT(3, Y14, 48(SP))
-	Q4K_RESULT(0, Y10, (SP))
-	Q4K_RESULT(1, Y11, 16(SP))
-	Q4K_RESULT(2, Y12, 32(SP))
+	VMOVUPS      0(SP), Y13
+	VMOVUPS      32(SP), Y15
+	MINS4_SUMS(Y13)
+	MINS4_SUMS(Y15)
+	HSUM8_TO(Y10, X10, X10, X0)
+	VADDSS       X13, X10, X10
+	VMOVSS       X10, (DX)
+	HSUM8_TO(Y11, X11, X11, X0)
+	VEXTRACTF128 $1, Y13, X13
+	VADDSS       X13, X11, X11
+	VMOVSS       X11, (DX)(R8*1)
+	HSUM8_TO(Y12, X12, X12, X0)
+	VADDSS       X15, X12, X12
+	VMOVSS       X12, (DX)(R8*2)
+	HSUM8_TO(Y14, X14, X14, X0)
+	VEXTRACTF128 $1, Y15, X15
+	VADDSS       X15, X14, X14
+	LEAQ         (R8)(R8*2), AX
+	VMOVSS       X14, (DX)(AX*1)
+	ADDQ         $4, DX
+	ADDQ         rowBytes+8(FP), R14
+	DECQ         R13
+	JNZ          q4kRowsActs4Row
 	VZEROUPPER
 	RET
 

@@ -922,16 +922,70 @@ TEXT ·dotQ5_0Acts4AVX512(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
-// func dotQ8_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
-TEXT ·dotQ8_0Acts4AVX2(SB), NOSPLIT, $0-32
-	MOVQ w+0(FP), SI
-	MOVQ p+8(FP), AX
-	MOVQ nb+16(FP), CX
+// ACC = fma(d_w·d_a, float32(the lanes of the Q8_0 weights Y1, magnitudes
+// Y2, with the activation bytes at Q)), d_a at D, Y0 = d_w in every lane
+// (LANES_ACT with the product of the scales formed in all lanes at once).
+// Clobbers Y3, Y9.
+#define Q8_0_LANES_ACT(Q, D, ACC) \
+	ACT_LANES_AVX2(Q, Y3); \
+	VCVTDQ2PS    Y3, Y3; \
+	VBROADCASTSS D, Y9; \
+	VMULPS       Y0, Y9, Y9; \
+	VFMADD231PS  Y3, Y9, ACC
+
+// func dotQ8_0RowsActs4AVX2(w *byte, rowBytes, rows int, p *legacyPtrs4, nb int, out *float32, stride int)
+//
+// Sets out[b·stride + k] to dotQ8_0Generic of the row of nb blocks at
+// w + k·rowBytes with activation b of p (k < rows, b < 4), with AVX2: the
+// loop of dotQ8_0Acts4AVX512 with VPMADDUBSW and VPMADDWD, over the rows.
+// The quants of the activations are at DI, R9, R10, R11 and their scales at
+// DX, BX, R12, R13, indexed by R8 (ACTS4_INIT); R14 is the row's start, AX
+// the output.
+TEXT ·dotQ8_0RowsActs4AVX2(SB), NOSPLIT, $0-56
+	MOVQ p+24(FP), AX
 	ACTS4_INIT
 	LEGACY_CONSTS
-	ACTS4_LOOP(Q8_0_QUANTS, ACT_LANES_AVX2, 34, q80acts4AVX2Loop)
-	MOVQ out+24(FP), AX
-	ACTS4_RESULTS
+	MOVQ w+0(FP), R14
+	MOVQ out+40(FP), AX
+
+q80rowsActs4Row:
+	MOVQ   R14, SI
+	MOVQ   nb+32(FP), CX
+	XORQ   R8, R8
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+q80rowsActs4Block:
+	VMOVDQU      2(SI), Y1
+	VPSIGNB      Y1, Y1, Y2
+	VPBROADCASTW (SI), X0
+	VCVTPH2PS    X0, Y0
+	Q8_0_LANES_ACT((DI)(R8*8), (DX)(R8*1), Y4)
+	Q8_0_LANES_ACT((R9)(R8*8), (BX)(R8*1), Y5)
+	Q8_0_LANES_ACT((R10)(R8*8), (R12)(R8*1), Y6)
+	Q8_0_LANES_ACT((R11)(R8*8), (R13)(R8*1), Y7)
+	ADDQ $34, SI
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q80rowsActs4Block
+
+	MOVQ   stride+48(FP), CX
+	SHLQ   $2, CX
+	HSUM8_TO(Y4, X4, X4, X0)
+	VMOVSS X4, (AX)
+	HSUM8_TO(Y5, X5, X5, X0)
+	VMOVSS X5, (AX)(CX*1)
+	HSUM8_TO(Y6, X6, X6, X0)
+	VMOVSS X6, (AX)(CX*2)
+	HSUM8_TO(Y7, X7, X7, X0)
+	LEAQ   (CX)(CX*2), CX
+	VMOVSS X7, (AX)(CX*1)
+	ADDQ   $4, AX
+	ADDQ   rowBytes+8(FP), R14
+	DECQ   rows+16(FP)
+	JNZ    q80rowsActs4Row
 	VZEROUPPER
 	RET
 

@@ -30,6 +30,11 @@ type MatMulJob struct {
 	rows     int
 	acts     []Activation
 	out      []float32
+	// pack holds the side data of each full group of four activations
+	// (packActs4), packBlocks super-blocks per group, when the active
+	// tier's kernels for t read it (packBlocks 0 otherwise).
+	pack       []kPack4
+	packBlocks int
 }
 
 // Do computes rows [lo, hi) of the weight matrix against every activation.
@@ -43,8 +48,13 @@ func (j *MatMulJob) Do(lo, hi int) {
 		r1 := min(r0+tile, hi)
 		for b0 := 0; b0 < len(j.acts); b0 += matMulActGroup {
 			acts := j.acts[b0:min(b0+matMulActGroup, len(j.acts))]
+			var pk []kPack4
+			if nb := j.packBlocks; nb > 0 && len(acts) == matMulActGroup {
+				g := b0 / matMulActGroup
+				pk = j.pack[g*nb : (g+1)*nb]
+			}
 			for r := r0; r < r1; {
-				if k := rowsActsAccel(j.t, j.w[r*j.rowBytes:], j.rowBytes, r1-r, acts, j.out[b0*j.rows+r:], j.rows); k > 0 {
+				if k := rowsActsAccel(j.t, j.w[r*j.rowBytes:], j.rowBytes, r1-r, acts, pk, j.out[b0*j.rows+r:], j.rows); k > 0 {
 					r += k
 					continue
 				}
@@ -80,6 +90,35 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	*job = MatMulJob{t, w, rowBytes, rows, acts, out}
+	pack := job.pack
+	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out}
+	job.pack, job.packBlocks = packActs4(t, acts, pack)
 	p.Run(rows, 16, job)
+}
+
+// packActs4 fills pack with the side data of each full group of four
+// activations of acts (kPack4 per super-block, packKActs4) when the active
+// tier's kernels for t read it (packsActs4), and returns it with the number
+// of super-blocks per group; otherwise pack emptied and 0. It runs once per
+// product, before the rows are split over the threads.
+func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
+	groups := len(acts) / matMulActGroup
+	if groups == 0 || !packsActs4(t) {
+		return pack[:0], 0
+	}
+	n := acts[0].N
+	nb := n / QKK
+	for i := range acts {
+		if acts[i].N != n || acts[i].Kind != Q8_K {
+			return pack[:0], 0
+		}
+	}
+	if nb == 0 {
+		return pack[:0], 0
+	}
+	pack = grow(pack, groups*nb)
+	for g := range groups {
+		packKActs4(pack[g*nb:(g+1)*nb], acts[g*matMulActGroup:(g+1)*matMulActGroup])
+	}
+	return pack, nb
 }

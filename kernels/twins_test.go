@@ -709,3 +709,45 @@ func TestTwinMatVec(t *testing.T) {
 		}
 	})
 }
+
+// TestTwinMatMul checks batch products (which kernels may serve several rows
+// × four activations at once, with the activations' side data packed once
+// per product) against the twin of each single dot: batches with one, two
+// and a partial group of four, rows of every scale style, and row lengths up
+// to beyond what the one-row path packs on its stack (stackPackBlocks on
+// amd64).
+func TestTwinMatMul(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(19, 20))
+		p := NewPool(2)
+		defer p.Close()
+		var job MatMulJob
+		for _, tw := range weightDotTwins {
+			unit := tw.typ.BlockSize()
+			for i, n := range []int{unit, 3 * unit, 4096, 33 * 256} {
+				n = max(n, unit)
+				const rows = 21
+				var w []byte
+				for k := range rows {
+					w = append(w, twinWeights(r, tw.typ, n, twinScaleStyles[(i+k)%len(twinScaleStyles)])...)
+				}
+				rowBytes := len(w) / rows
+				for _, batch := range []int{4, 9} {
+					acts := make([]Activation, batch)
+					for b := range acts {
+						acts[b] = *shifted(twinActivation(r, tw.typ, n, twinActivationStyles[(b+i)%len(twinActivationStyles)]), 3*b+i)
+					}
+					out := make([]float32, batch*rows)
+					p.MatMul(&job, tw.typ, atOffset(w, i+batch), rowBytes, acts, out)
+					for b := range acts {
+						for k := range rows {
+							if want := tw.generic(w[k*rowBytes:(k+1)*rowBytes], &acts[b]); !sameBits(out[b*rows+k], want) {
+								t.Errorf("%v n=%d batch=%d: row %d, activation %d: got %v, twin %v", tw.typ, n, batch, k, b, out[b*rows+k], want)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,14 +1,22 @@
 // Macros shared by the amd64 kernels (legacy_amd64.s, kquants_amd64.s).
 
-// X0 = ((x0+x4)+(x2+x6)) + ((x1+x5)+(x3+x7)) of the eight float32 lanes of Y15
-// (the twins' hsum8), clobbering X1.
-#define HSUM8_Y15 \
-	VEXTRACTF128 $1, Y15, X1; \
-	VADDPS       X1, X15, X0; \
-	VMOVHLPS     X0, X0, X1; \
-	VADDPS       X1, X0, X0; \
-	VMOVSHDUP    X0, X1; \
-	VADDSS       X1, X0, X0
+// XD = the eight float32 lanes of Y (whose low half is X) folded with the
+// packed operation OPS and, last, the scalar one OSS:
+// ((x0∘x4)∘(x2∘x6)) ∘ ((x1∘x5)∘(x3∘x7)); clobbers XT. XD may be X.
+#define FOLD8(OPS, OSS, Y, X, XD, XT) \
+	VEXTRACTF128 $1, Y, XT; \
+	OPS          XT, X, XD; \
+	VMOVHLPS     XD, XD, XT; \
+	OPS          XT, XD, XD; \
+	VMOVSHDUP    XD, XT; \
+	OSS          XT, XD, XD
+
+// XD = hsum8 of the lanes of Y (whose low half is X): the twins' hsum8,
+// clobbering XT.
+#define HSUM8_TO(Y, X, XD, XT) FOLD8(VADDPS, VADDSS, Y, X, XD, XT)
+
+// X0 = hsum8 of the lanes of Y15 (HSUM8_TO), clobbering X1.
+#define HSUM8_Y15 HSUM8_TO(Y15, X15, X0, X1)
 
 // Sets every 32-bit lane of Y (whose low half is X) to the constant v,
 // clobbering AX.
@@ -52,10 +60,4 @@
 	VMAXPS Y5, Y4, Y5
 
 // X5 = the largest of the eight lanes of Y5 (none is NaN). Clobbers X4.
-#define HMAX8_Y5 \
-	VEXTRACTF128 $1, Y5, X4; \
-	VMAXPS       X4, X5, X5; \
-	VMOVHLPS     X5, X5, X4; \
-	VMAXPS       X4, X5, X5; \
-	VMOVSHDUP    X5, X4; \
-	VMAXSS       X4, X5, X5
+#define HMAX8_Y5 FOLD8(VMAXPS, VMAXSS, Y5, X5, X5, X4)
