@@ -33,6 +33,14 @@ func (b *httpBackend) Submit(ctx context.Context, req *api.Request, rsp api.Resp
 		return &api.Error{Code: api.CodeUnavailable, Message: "the daemon is stopping"}
 	}
 	cfg := s.config()
+	// OpenAI clients ask for more than a small board allows (Home
+	// Assistant sends max_tokens 3000): as llama.cpp's server bounds
+	// n_predict, a larger max_tokens is lowered to limits.max_tokens, and
+	// the answer's finish_reason "length" says when it was reached.
+	if req.MaxTokens != nil && *req.MaxTokens > cfg.Limits.MaxTokens {
+		lim := cfg.Limits.MaxTokens
+		req.MaxTokens = &lim
+	}
 	if err := req.Validate(api.Limits{MaxTokens: cfg.Limits.MaxTokens}); err != nil {
 		return err
 	}

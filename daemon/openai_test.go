@@ -61,54 +61,19 @@ func writeKey(t *testing.T, key string) string {
 // TestOpenAIClient runs the official openai npm client's checks against the
 // daemon: every scenario the harness runs must pass.
 func TestOpenAIClient(t *testing.T) {
-	clients, err := filepath.Abs("../api/testdata/clients")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "npm", "ci", "--offline", "--prefix", clients).CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
+	clients := npmClients(t, ctx)
 	const key = "sk-test-key"
-	scenarios := []string{"models_list", "chat", "chat_text_parts_and_max_completion_tokens", "stream", "tool_round_trip",
-		"tool_stream_deltas", "json_object", "bad_request_is_openai_error", "wrong_api_key_is_401"}
-	url := startHTTPDaemon(t, map[string]any{"http.api_key_file": writeKey(t, key), "model.context": 1024, "limits.max_tokens": 128}, Options{})
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(clients, "openai_check.mjs"), url, key)
 	// json_schema_strict's schema bounds an integer with minimum and
 	// maximum, which the grammar does not support (answered 400, as the
 	// issue asks of unsupported schemas); TestOpenAIJSONSchema covers
 	// strict output with a schema it supports.
-	cmd.Env = append(os.Environ(), "EDGELLM_TIMEOUT_MS=60000", "EDGELLM_SCENARIOS="+strings.Join(scenarios, ","))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, runErr := cmd.Output()
-	seen := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var r struct {
-			Scenario string `json:"scenario"`
-			OK       bool   `json:"ok"`
-			Detail   string `json:"detail"`
-		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Errorf("not a result line: %q", line)
-			continue
-		}
-		seen[r.Scenario] = true
-		if !r.OK {
-			t.Errorf("%s: %s", r.Scenario, r.Detail)
-		} else {
-			t.Logf("%s: ok: %s", r.Scenario, r.Detail)
-		}
-	}
-	for _, s := range scenarios {
-		if !seen[s] {
-			t.Errorf("scenario %s did not run", s)
-		}
-	}
-	if runErr != nil && !t.Failed() {
-		t.Errorf("openai_check.mjs: %v\n%s", runErr, stderr.String())
-	}
+	scenarios := []string{"models_list", "chat", "chat_text_parts_and_max_completion_tokens", "stream", "tool_round_trip",
+		"tool_stream_deltas", "json_object", "bad_request_is_openai_error", "wrong_api_key_is_401"}
+	url := startHTTPDaemon(t, map[string]any{"http.api_key_file": writeKey(t, key), "model.context": 1024, "limits.max_tokens": 128}, Options{})
+	runHarness(t, ctx, scenarios, []string{"EDGELLM_TIMEOUT_MS=60000", "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
+		filepath.Join(clients, "openai_check.mjs"), url, key)
 }
 
 // post sends a JSON body to the API and returns the status and the decoded
@@ -201,6 +166,12 @@ func TestOpenAIBadInput(t *testing.T) {
 	}
 	if u, _ := v["usage"].(map[string]any); u == nil || u["completion_tokens"].(float64) < 1 || u["completion_tokens"].(float64) > 4 {
 		t.Errorf("usage %v: want 1 to 4 completion tokens", v["usage"])
+	}
+	// A max_tokens above limits.max_tokens (256 here) is lowered to it, as
+	// llama.cpp's server bounds n_predict.
+	status, v = post(t, chat, "", `{`+user+`,"max_tokens":100000,"temperature":0}`)
+	if u, _ := v["usage"].(map[string]any); status != 200 || u == nil || u["completion_tokens"].(float64) > 256 {
+		t.Errorf("max_tokens 100000: status %d: %v", status, v)
 	}
 }
 
@@ -385,4 +356,73 @@ func TestOpenAIQueueFullIs503(t *testing.T) {
 		t.Fatalf("%d served, %d busy", ok, busy)
 	}
 	t.Logf("%d served, %d busy", ok, busy)
+}
+
+// npmClients installs the pinned npm clients (offline, from the npm cache)
+// and returns their directory.
+func npmClients(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	clients, err := filepath.Abs("../api/testdata/clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, "npm", "ci", "--offline", "--prefix", clients).CombinedOutput(); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
+	}
+	return clients
+}
+
+// runHarness runs a client harness and fails the test on every ok:false
+// line it prints, on a scenario of want that did not run, and on a non-zero
+// exit without a failed line.
+func runHarness(t *testing.T, ctx context.Context, want []string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, runErr := cmd.Output()
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct {
+			Scenario string `json:"scenario"`
+			OK       bool   `json:"ok"`
+			Detail   string `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Errorf("not a result line: %q", line)
+			continue
+		}
+		seen[r.Scenario] = true
+		if !r.OK {
+			t.Errorf("%s: %s", r.Scenario, r.Detail)
+		} else {
+			t.Logf("%s: ok: %s", r.Scenario, r.Detail)
+		}
+	}
+	for _, s := range want {
+		if !seen[s] {
+			t.Errorf("scenario %s did not run", s)
+		}
+	}
+	if runErr != nil && !t.Failed() {
+		t.Errorf("%s: %v\n%s", args[0], runErr, stderr.String())
+	}
+}
+
+// TestOpenAIHomeAssistantReplay replays what Home Assistant's llama_cpp
+// integration sends (api/testdata/ha) and folds the answers as it does.
+func TestOpenAIHomeAssistantReplay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	clients := npmClients(t, ctx)
+	url := startHTTPDaemon(t, map[string]any{"model.context": 8192, "limits.max_tokens": 128}, Options{})
+	// Home Assistant's long system prompt and tools take some 5000 tokens
+	// of the test model's tokenizer; it asks max_tokens 3000, lowered to
+	// limits.max_tokens.
+	want := []string{"llama_cpp_setup_probe/list_models", "llama_cpp_setup_probe/validate_completions",
+		"llama_cpp_setup_probe/validate_completions_stream", "llama_cpp_setup_probe/setup_entry_list_models",
+		"llama_cpp_stream/turn_stream", "llama_cpp_tool_result/tool_result", "llama_cpp_tool_result/tool_result_stream",
+		"llama_cpp_turn_tools/turn"}
+	runHarness(t, ctx, want, nil, filepath.Join(clients, "ha_replay.mjs"), url, "-")
 }

@@ -86,11 +86,24 @@ func (c completion) chunk(delta map[string]any, finish any) map[string]any {
 // chunk with the finish reason, the usage when asked, and [DONE].
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *responder, c completion, includeUsage bool) {
 	fl, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	send := func(v any) bool {
+	// The stream starts at the first chunk or a successful final answer,
+	// so a job that fails before it has produced anything (a request the
+	// engine refuses) is answered with its HTTP error status instead.
+	started := false
+	var send func(v any) bool
+	start := func() bool {
+		if started {
+			return true
+		}
+		started = true
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		// Home Assistant streams to TTS only after the role arrives.
+		return send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	}
+	send = func(v any) bool {
 		b, err := json.Marshal(v)
 		if err == nil {
 			_, err = fmt.Fprintf(w, "data: %s\n\n", b)
@@ -104,15 +117,14 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *respon
 		}
 		return true
 	}
-	// Home Assistant streams to TTS only after the role arrives.
-	if !send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil)) {
-		return
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-rsp.wake:
+			if !start() {
+				return
+			}
 			for _, p := range rsp.take() {
 				key := "content"
 				if p.reasoning {
@@ -123,7 +135,15 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *respon
 				}
 			}
 		case a := <-rsp.final:
-			for _, p := range rsp.take() { // chunks that came with the final answer
+			pending := rsp.take() // chunks that came with the final answer
+			if !started && a.Error != nil && len(pending) == 0 {
+				writeAPIError(w, a.Error)
+				return
+			}
+			if !start() {
+				return
+			}
+			for _, p := range pending {
 				key := "content"
 				if p.reasoning {
 					key = "reasoning_content"

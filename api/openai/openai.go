@@ -152,7 +152,13 @@ func apiError(err error) (int, errorDetail) {
 	case api.CodeCancelled:
 		status = 499 // nginx's "client closed request": nobody reads it
 	}
-	d := errorDetail{Message: e.Error(), Type: typ, Code: &code}
+	// The message names the field, unless it says it already (an answer's
+	// error carries the whole explanation).
+	msg := e.Message
+	if e.Field != "" && !strings.Contains(msg, `"`+e.Field+`"`) {
+		msg = e.Error()
+	}
+	d := errorDetail{Message: msg, Type: typ, Code: &code}
 	if e.Field != "" {
 		f := e.Field
 		d.Param = &f
