@@ -35,6 +35,12 @@ func freeAddr(t *testing.T) string {
 // startHTTPDaemon starts the daemon with the OpenAI API on a free loopback
 // port and the given extra keys, and returns the API's base URL.
 func startHTTPDaemon(t *testing.T, set map[string]any, opts Options) string {
+	url, _ := startHTTPDaemonD(t, set, opts)
+	return url
+}
+
+// startHTTPDaemonD is startHTTPDaemon returning the daemon too.
+func startHTTPDaemonD(t *testing.T, set map[string]any, opts Options) (string, *daemonUnderTest) {
 	t.Helper()
 	b := mqtttest.Start(t, mqtttest.Options{})
 	dir := t.TempDir()
@@ -44,8 +50,8 @@ func startHTTPDaemon(t *testing.T, set map[string]any, opts Options) string {
 	for k, v := range set {
 		keys[k] = v
 	}
-	startServe(t, b, writeConfig(t, dir, b, keys), opts)
-	return "http://" + addr
+	d := startServe(t, b, writeConfig(t, dir, b, keys), opts)
+	return "http://" + addr, d
 }
 
 // writeKey writes an API key file and returns its path.
@@ -425,4 +431,39 @@ func TestOpenAIHomeAssistantReplay(t *testing.T) {
 		"llama_cpp_stream/turn_stream", "llama_cpp_tool_result/tool_result", "llama_cpp_tool_result/tool_result_stream",
 		"llama_cpp_turn_tools/turn"}
 	runHarness(t, ctx, want, nil, filepath.Join(clients, "ha_replay.mjs"), url, "-")
+}
+
+// TestOpenAIGracefulShutdown: a stream running when the daemon stops is
+// finished (finish chunk and [DONE]), Serve returns nil, and the listener
+// is closed afterwards.
+func TestOpenAIGracefulShutdown(t *testing.T) {
+	base, d := startHTTPDaemonD(t, map[string]any{"model.context": 2048, "limits.max_tokens": 300}, Options{})
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions",
+		strings.NewReader(`{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":300,"temperature":0,"stream":true}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: wait}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"content":"`) {
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- d.stop() }()
+	var finish, done bool
+	for sc.Scan() {
+		line := sc.Text()
+		finish = finish || strings.Contains(line, `"finish_reason":"`)
+		done = done || line == "data: [DONE]"
+	}
+	if !finish || !done {
+		t.Errorf("the running stream was cut by the shutdown: finish chunk %v, [DONE] %v (%v)", finish, done, sc.Err())
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if _, err := http.Get(base + "/health"); err == nil {
+		t.Error("the HTTP API still answers after the daemon stopped")
+	}
 }
