@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -465,5 +466,59 @@ func TestOpenAIGracefulShutdown(t *testing.T) {
 	}
 	if _, err := http.Get(base + "/health"); err == nil {
 		t.Error("the HTTP API still answers after the daemon stopped")
+	}
+}
+
+// TestOpenAIToolStreamHasNoCallText: a streamed answer that calls a tool
+// carries the call only as tool_calls fragments, never its text (the
+// template's <tool_call> markup) as content.
+func TestOpenAIToolStreamHasNoCallText(t *testing.T) {
+	base := startHTTPDaemon(t, map[string]any{"model.context": 2048}, Options{})
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"weather?"}],`+
+		`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],`+
+		`"tool_choice":"required","max_tokens":128,"temperature":0,"stream":true}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: wait}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var content strings.Builder
+	var calls, finish string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var ch struct {
+			Choices []struct {
+				Delta struct {
+					Content   string          `json:"content"`
+					ToolCalls json.RawMessage `json:"tool_calls"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			t.Fatalf("chunk %s: %v", data, err)
+		}
+		for _, c := range ch.Choices {
+			content.WriteString(c.Delta.Content)
+			calls += string(c.Delta.ToolCalls)
+			if c.FinishReason != nil {
+				finish = *c.FinishReason
+			}
+		}
+	}
+	if finish != "tool_calls" || !strings.Contains(calls, `"get_weather"`) {
+		t.Fatalf("finish %q, tool_calls %s", finish, calls)
+	}
+	if strings.Contains(content.String(), "tool_call") || strings.Contains(content.String(), "get_weather") {
+		t.Errorf("the call's text reached the content: %q", content.String())
 	}
 }

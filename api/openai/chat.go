@@ -31,7 +31,12 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 
 // run submits req and answers it, streamed or whole.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, cr *chatRequest, req *api.Request) {
+	// With tools the engine streams a call's text as the model writes it;
+	// OpenAI clients must see calls only as tool_calls, so the content of
+	// such a stream is held and sent whole, without the calls, at the end.
+	holdText := len(req.Tools) > 0 && (req.ToolChoice == nil || req.ToolChoice.Mode != api.ToolChoiceNone)
 	rsp := newResponder(req.Stream)
+	rsp.holdText = holdText
 	// The request's context ends when the client goes away: the backend
 	// then cancels the job.
 	if err := h.opts.Backend.Submit(r.Context(), req, rsp); err != nil {
@@ -152,6 +157,11 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *respon
 					return
 				}
 			}
+			if rsp.holdText && a.Text != "" && a.Error == nil {
+				if !send(c.chunk(map[string]any{"content": a.Text}, nil)) {
+					return
+				}
+			}
 			if a.Error != nil {
 				// openai-python raises on a data line with an error key.
 				_, d := apiError(a.Error)
@@ -199,6 +209,7 @@ type piece struct {
 // chunk is refused, which stops the job.
 type responder struct {
 	streaming bool
+	holdText  bool            // drop text chunks: the final answer's text is sent instead
 	wake      chan struct{}   // a chunk is pending
 	final     chan api.Answer // the final answer, once
 
@@ -223,7 +234,7 @@ func (r *responder) add(p piece) error {
 	if r.gone != nil {
 		return r.gone
 	}
-	if !r.streaming || p.text == "" {
+	if !r.streaming || p.text == "" || r.holdText && !p.reasoning {
 		return nil
 	}
 	r.pending = append(r.pending, p)
