@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/api/openai"
+	"github.com/edgellm/edgellm/mqtt"
 )
 
 // The HTTP adapter: httpBackend is the api.Backend the HTTP APIs run on. Its
@@ -53,7 +54,7 @@ func (b *httpBackend) Submit(ctx context.Context, req *api.Request, rsp api.Resp
 	}
 	done := make(chan struct{})
 	now := time.Now()
-	e := &Entry{Job: job, Arrived: now, Deadline: now.Add(cfg.Queue.JobTimeout), Responder: &doneResponder{Responder: rsp, done: done}}
+	e := &Entry{Job: job, Arrived: now, Deadline: now.Add(cfg.Queue.JobTimeout), Responder: &doneResponder{Responder: rsp, done: done, s: s, id: id}}
 	switch err := s.queue.Push(e); {
 	case errors.Is(err, ErrQueueFull):
 		s.log.Warn("queue full; answering 503", "id", id, "size", cfg.Queue.Size)
@@ -84,16 +85,25 @@ func (b *httpBackend) Model() api.ModelInfo {
 	return api.ModelInfo{Name: info.Name, Context: b.s.config().Model.Context, Created: b.loaded.Unix()}
 }
 
-// doneResponder closes done after the final answer, which ends the watch
-// on the client's context.
+// doneResponder counts the final answer in the status (as MQTT answers
+// are) and closes done after it, which ends the watch on the client's
+// context.
 type doneResponder struct {
 	api.Responder
 	done chan struct{}
+	s    *server
+	id   string
 }
 
-// Final passes the answer on and closes done.
+// Final passes the answer on, counts it and closes done. A job left by
+// the shutdown (CodeUnavailable) is not counted, as MQTT does not count
+// the answers it leaves unpublished.
 func (r *doneResponder) Final(a api.Answer) {
 	r.Responder.Final(a)
+	if a.Error == nil || a.Error.Code != api.CodeUnavailable {
+		r.s.count(mqtt.FinalOf(r.id, a))
+		r.s.kickStatus()
+	}
 	close(r.done)
 }
 

@@ -52,6 +52,7 @@ func startHTTPDaemonD(t *testing.T, set map[string]any, opts Options) (string, *
 		keys[k] = v
 	}
 	d := startServe(t, b, writeConfig(t, dir, b, keys), opts)
+	d.broker = b
 	return "http://" + addr, d
 }
 
@@ -311,32 +312,37 @@ func TestOpenAIJSONSchema(t *testing.T) {
 	}
 }
 
+// postResult is what postAsync got.
+type postResult struct {
+	status     int
+	retryAfter string
+	body       map[string]any
+	err        error
+}
+
+// postAsync posts a chat completion body and sends the outcome to results;
+// for goroutines, which must not call t.Fatal.
+func postAsync(base, body string, results chan<- postResult) {
+	resp, err := (&http.Client{Timeout: wait}).Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		results <- postResult{err: err}
+		return
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&v)
+	results <- postResult{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: v, err: err}
+}
+
 // TestOpenAIQueueFullIs503: twenty requests at once against a queue of one
 // are each answered exactly once: served (all their tokens) or 503 with
 // Retry-After and an OpenAI error; at least the running and the queued one
 // are served and some are refused.
 func TestOpenAIQueueFullIs503(t *testing.T) {
 	base := startHTTPDaemon(t, map[string]any{"queue.size": 1}, Options{})
-	type result struct {
-		status     int
-		retryAfter string
-		body       map[string]any
-		err        error
-	}
-	results := make(chan result, 20)
+	results := make(chan postResult, 20)
 	for range 20 {
-		go func() {
-			resp, err := (&http.Client{Timeout: wait}).Post(base+"/v1/chat/completions", "application/json",
-				strings.NewReader(`{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":200,"temperature":0}`))
-			if err != nil {
-				results <- result{err: err}
-				return
-			}
-			defer resp.Body.Close()
-			var v map[string]any
-			err = json.NewDecoder(resp.Body).Decode(&v)
-			results <- result{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: v, err: err}
-		}()
+		go postAsync(base, `{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":200,"temperature":0}`, results)
 	}
 	ok, busy := 0, 0
 	for range 20 {
@@ -521,4 +527,34 @@ func TestOpenAIToolStreamHasNoCallText(t *testing.T) {
 	if strings.Contains(content.String(), "tool_call") || strings.Contains(content.String(), "get_weather") {
 		t.Errorf("the call's text reached the content: %q", content.String())
 	}
+}
+
+// TestOpenAIAndMQTTShareTheQueue: MQTT and HTTP requests sent at once are
+// each answered exactly once, and the status counts both.
+func TestOpenAIAndMQTTShareTheQueue(t *testing.T) {
+	base, d := startHTTPDaemonD(t, map[string]any{"queue.size": 16}, Options{})
+	c := newClient(t, d.broker, "t-mixed", "edgellm/pi1/response/#")
+	results := make(chan postResult, 4)
+	for range 4 {
+		go postAsync(base, `{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"temperature":0}`, results)
+	}
+	var ids []string
+	for i := range 4 {
+		id := fmt.Sprintf("m%d", i)
+		ids = append(ids, id)
+		c.publish(reqTopic, `{"id":"`+id+`","prompt":"hi","max_tokens":8}`)
+	}
+	for range 4 {
+		if r := <-results; r.err != nil || r.status != 200 {
+			t.Errorf("HTTP request: status %d: %v %v", r.status, r.body, r.err)
+		}
+	}
+	for id, fs := range c.finals(ids) {
+		if len(fs) != 1 || fs[0].Status != "ok" {
+			t.Errorf("MQTT %s: %d answers: %+v", id, len(fs), fs)
+		}
+	}
+	// The MQTT answers were published before the status counted them;
+	// the HTTP ones before their responses were written.
+	retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(4+4+1))
 }
