@@ -371,7 +371,7 @@ func TestOpenAIQueueFullIs503(t *testing.T) {
 	t.Logf("%d served, %d busy", ok, busy)
 }
 
-// npmClients installs the pinned npm clients (offline, from the npm cache)
+// npmClients installs the pinned npm clients (from the npm cache when it holds them)
 // and returns their directory.
 func npmClients(t *testing.T, ctx context.Context) string {
 	t.Helper()
@@ -379,7 +379,7 @@ func npmClients(t *testing.T, ctx context.Context) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.CommandContext(ctx, "npm", "ci", "--offline", "--prefix", clients).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "npm", "ci", "--prefer-offline", "--prefix", clients).CombinedOutput(); err != nil {
 		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
 	return clients
