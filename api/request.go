@@ -318,3 +318,30 @@ func abbreviate(s string) string {
 	}
 	return s
 }
+
+// TooDeep reports whether the arrays and objects of JSON text b nest more
+// than limit levels deep. It reads brackets outside strings only and does not
+// validate b.
+func TooDeep(b []byte, limit int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}

@@ -30,6 +30,8 @@ type Config struct {
 	Sampling SamplingConfig `yaml:"sampling"`
 	// Cache configures the prompt cache.
 	Cache CacheConfig `yaml:"cache"`
+	// HTTP configures the OpenAI-compatible HTTP API (off by default).
+	HTTP HTTPConfig `yaml:"http"`
 	// StateDir is where the daemon keeps state across restarts (for example
 	// the answered deliveries, so a redelivered request is answered once).
 	// Unset, it is the user's own (UserStateDir), so a hand-run daemon never
@@ -129,6 +131,21 @@ type EmbeddedConfig struct {
 	PasswordFile string `yaml:"password_file"`
 }
 
+// HTTPConfig is the `http` section: the OpenAI-compatible API served beside
+// MQTT, from the same queue and worker.
+type HTTPConfig struct {
+	// Listen is the address of the OpenAI-compatible API, host:port (for
+	// example 127.0.0.1:8080); empty turns it off.
+	Listen string `yaml:"listen"`
+	// APIKeyFile is a file holding the bearer token clients must send
+	// (Authorization: Bearer <token>; trailing newline ignored); empty lets
+	// any client in.
+	APIKeyFile string `yaml:"api_key_file"`
+	// MaxBodyBytes is the largest request body accepted; larger ones are
+	// answered 413.
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+}
+
 // QueueConfig is the `queue` section.
 type QueueConfig struct {
 	// Size is how many jobs may wait behind the running one.
@@ -181,6 +198,7 @@ const (
 	DefaultJobTimeout      = 5 * time.Minute
 	DefaultMaxPromptBytes  = 32 << 10
 	DefaultMaxTokens       = 512
+	DefaultMaxBodyBytes    = 1 << 20
 	DefaultTemperature     = 0.7
 	DefaultTopP            = 0.95
 	DefaultTopK            = 40
@@ -213,6 +231,7 @@ func DefaultConfig() *Config {
 			Seed:          DefaultSeed,
 		},
 		Cache: CacheConfig{Persist: true},
+		HTTP:  HTTPConfig{MaxBodyBytes: DefaultMaxBodyBytes},
 	}
 }
 

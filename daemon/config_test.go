@@ -140,6 +140,7 @@ queue: {size: 2, job_timeout: 90s}
 limits: {max_prompt_bytes: 1000, max_tokens: 100}
 sampling: {temperature: 0, top_p: 1, top_k: 0, min_p: 0, repeat_penalty: 1, seed: 42}
 cache: {persist: false}
+http: {listen: "127.0.0.1:8080", api_key_file: /etc/edgellm/api-key, max_body_bytes: 65536}
 state_dir: /tmp/s
 `))
 	if err != nil {
@@ -155,6 +156,7 @@ state_dir: /tmp/s
 		Limits:   LimitsConfig{MaxPromptBytes: 1000, MaxTokens: 100},
 		Sampling: SamplingConfig{Temperature: 0, TopP: 1, TopK: 0, MinP: 0, RepeatPenalty: 1, Seed: 42},
 		Cache:    CacheConfig{Persist: false},
+		HTTP:     HTTPConfig{Listen: "127.0.0.1:8080", APIKeyFile: "/etc/edgellm/api-key", MaxBodyBytes: 65536},
 		StateDir: "/tmp/s",
 	}
 	cfg.lines = nil
@@ -215,6 +217,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"pool invalid", minimal + "mqtt:\n  pool: a/b\n", "mqtt.pool", 4, "only letters"},
 		{"status interval zero", minimal + "mqtt:\n  status_interval: 0s\n", "mqtt.status_interval", 4, "between 1s and 24h"},
 		{"discovery prefix empty", minimal + "mqtt:\n  homeassistant:\n    discovery_prefix: ''\n", "mqtt.homeassistant.discovery_prefix", 5, "empty"},
+		{"http listen", minimal + "http:\n  listen: 8080\n", "http.listen", 4, "not host:port"},
+		{"http body limit", minimal + "http:\n  max_body_bytes: 10\n", "http.max_body_bytes", 4, "between 1024"},
 		{"configuration url", minimal + "mqtt:\n  homeassistant:\n    configuration_url: ftp://pi.local/\n", "mqtt.homeassistant.configuration_url", 5, "not an http://"},
 		{"queue size zero", minimal + "queue:\n  size: 0\n", "queue.size", 4, "between 1 and"},
 		{"job timeout negative", minimal + "queue:\n  job_timeout: -1s\n", "queue.job_timeout", 4, "between 1s"},

@@ -140,6 +140,12 @@ func (c *Config) validate() error {
 	if s.Seed < -1 {
 		add(c.fieldErr("sampling.seed", "must be -1 (random) or a non-negative integer, got %d", s.Seed))
 	}
+	if h := c.HTTP.Listen; h != "" {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			add(c.fieldErr("http.listen", "%q is not host:port (%v); empty turns the HTTP API off", h, err))
+		}
+	}
+	add(c.intRange("http.max_body_bytes", c.HTTP.MaxBodyBytes, 1024, maxPromptBytesCeiling))
 	if strings.TrimSpace(c.StateDir) == "" {
 		add(c.fieldErr("state_dir", "must not be blank"))
 	}
@@ -174,7 +180,7 @@ func (c *Config) floatRange(key string, v, lo, hi float64, openLow bool) error {
 // resolvePaths makes relative file paths relative to dir, a .jinja
 // model.chat_template's too.
 func (c *Config) resolvePaths(dir string) {
-	paths := []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.MQTT.Embedded.PasswordFile, &c.StateDir}
+	paths := []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.MQTT.Embedded.PasswordFile, &c.HTTP.APIKeyFile, &c.StateDir}
 	if isTemplateFile(c.Model.ChatTemplate) {
 		paths = append(paths, &c.Model.ChatTemplate)
 	}
@@ -210,6 +216,7 @@ func (c *Config) CheckFiles() error {
 		{"mqtt.tls.cert", c.MQTT.TLS.Cert},
 		{"mqtt.tls.key", c.MQTT.TLS.Key},
 		{"mqtt.embedded.password_file", c.MQTT.Embedded.PasswordFile},
+		{"http.api_key_file", c.HTTP.APIKeyFile},
 	} {
 		if f.path == "" {
 			continue

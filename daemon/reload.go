@@ -38,6 +38,11 @@ func (s *server) reload(ctx context.Context) {
 		cfg.MQTT.Broker, cfg.MQTT.Username, cfg.MQTT.PasswordFile, cfg.MQTT.TLS =
 			old.MQTT.Broker, old.MQTT.Username, old.MQTT.PasswordFile, old.MQTT.TLS
 	}
+	if cfg.HTTP != old.HTTP {
+		// The listener and its key were set up at the start.
+		s.log.Warn("reload: http changes apply after a restart")
+		cfg.HTTP = old.HTTP
+	}
 	if cfg.Model.Nice != old.Model.Nice {
 		if err := setNice(cfg.Model.Nice); err != nil {
 			s.log.Warn("reload: model.nice", "err", err)

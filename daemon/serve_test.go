@@ -104,6 +104,7 @@ type daemonUnderTest struct {
 	cancel context.CancelFunc
 	done   chan error
 	reload chan struct{}
+	broker *mqtttest.Broker // set by startHTTPDaemonD
 }
 
 // startServe runs Serve on the configuration at path until the test ends,

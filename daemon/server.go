@@ -95,6 +95,7 @@ type server struct {
 	tokens        atomic.Uint64
 	decodeRates   decodeRates // the decoding speeds of recent jobs
 	migrating     atomic.Bool // the move to device-based discovery runs or ran
+	stopping      atomic.Bool // the shutdown began: HTTP requests are refused
 
 	statusKick chan struct{}
 	modelKick  chan struct{} // asks the worker to reload the model
@@ -187,6 +188,12 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	stopHTTP, err := s.startHTTP(cfg)
+	if err != nil {
+		client.Close(context.Background())
+		return err
+	}
+
 	if err := s.notify.Ready(); err != nil {
 		s.log.Warn("sd_notify READY failed", "err", err)
 	}
@@ -209,6 +216,19 @@ func Serve(ctx context.Context, opts Options) error {
 	s.setState(mqtt.StateStopping)
 	s.notify.Stopping()
 	s.log.Info("stopping", "running", s.queue.Running(), "queued", s.queue.Depth())
+	s.stopping.Store(true)
+	httpDone := make(chan struct{})
+	go func() {
+		defer close(httpDone)
+		if stopHTTP != nil {
+			// New connections are refused at once; the requests in
+			// flight end with their jobs (queued ones are answered 503
+			// below), so this waits at most for the running job.
+			httpCtx, cancel := context.WithTimeout(context.Background(), s.opts.StopTimeout+5*time.Second)
+			defer cancel()
+			stopHTTP(httpCtx)
+		}
+	}()
 	left := s.queue.Drain()
 	if len(left) > 0 {
 		s.log.Info("queued requests left for after the restart", "count", len(left))
@@ -228,6 +248,7 @@ func Serve(ctx context.Context, opts Options) error {
 		}
 		<-done
 	}
+	<-httpDone
 	// The status loop ends before the final status, so none of its
 	// publications (an older state) can land after it.
 	stopBg()

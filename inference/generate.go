@@ -218,14 +218,18 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 		if err != nil {
 			return res, err
 		}
-		if need := m.CloseCost(); need > opts.MaxTokens {
-			return res, fmt.Errorf("%w: it needs %d tokens, max tokens is %d", ErrGrammarBudget, need, opts.MaxTokens)
-		}
-		if opts.GrammarStart == nil {
+		fits := m.CloseCost() <= opts.MaxTokens
+		switch {
+		case !fits && opts.GrammarStart == nil:
+			return res, fmt.Errorf("%w: it needs %d tokens, max tokens is %d", ErrGrammarBudget, m.CloseCost(), opts.MaxTokens)
+		case opts.GrammarStart == nil:
 			cons = m
-		} else {
+		case fits:
 			armed, g.out = m, g.out[:0]
 		}
+		// A lazy grammar (a tool call the model may or may not start) that
+		// cannot fit is not armed: the model answers in text, as a short
+		// probe such as Home Assistant's max_tokens 3 expects.
 	}
 	s := g.State
 	reuse := 0

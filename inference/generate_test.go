@@ -137,6 +137,14 @@ func TestGenerateWithGrammar(t *testing.T) {
 	if _, err := g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 3, Sampling: greedy(), Grammar: gr}); !errors.Is(err, ErrGrammarBudget) {
 		t.Fatalf("tiny budget: %v", err)
 	}
+	// A lazy grammar that cannot fit is left unarmed: the text is free and
+	// generation ends at the budget, with no error.
+	var free []byte
+	res, err := g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 3, Sampling: greedy(), Grammar: gr,
+		GrammarStart: func(out []byte) int { return 0 }, OnText: func(b []byte) error { free = append(free, b...); return nil }})
+	if err != nil || res.Tokens != 3 || res.Finish != FinishLength {
+		t.Fatalf("tiny budget, lazy grammar: %d tokens, finish %s, %q: %v", res.Tokens, res.Finish, free, err)
+	}
 	allocs := testing.AllocsPerRun(3, func() {
 		g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 40, Sampling: greedy(), Grammar: gr})
 	})

@@ -78,7 +78,7 @@ func ParseRequest(payload []byte, lim RequestLimits) (*Request, error) {
 			Message: fmt.Sprintf("payload is not valid UTF-8 (bad byte at offset %d)", off)})
 	}
 	trimmed := bytes.TrimLeft(payload, " \t\r\n")
-	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && tooDeep(trimmed, api.MaxDepth) {
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && api.TooDeep(trimmed, api.MaxDepth) {
 		return salvage(payload, lim), requestError(&api.Error{Code: api.CodeBadRequest,
 			Message: fmt.Sprintf("JSON nested more than %d levels deep", api.MaxDepth)})
 	}
@@ -160,33 +160,6 @@ func salvage(payload []byte, lim RequestLimits) *Request {
 		r.ReplyTo = rt
 	}
 	return r
-}
-
-// tooDeep reports whether the arrays and objects of JSON text b nest more
-// than limit levels deep. It reads brackets outside strings only and does not
-// validate b.
-func tooDeep(b []byte, limit int) bool {
-	depth, inString := 0, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > limit {
-				return true
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return false
 }
 
 // jsonKind names the kind of JSON value that starts with byte c.
