@@ -104,6 +104,12 @@ func (p *Prober) Check(ctx context.Context, src, bos, eos string) error {
 		return fmt.Errorf("%w: it recursed without end (stack overflow after %v)", ErrTemplateRefused, took)
 	case runErr != nil && (strings.Contains(stderr.String(), "out of memory") || strings.Contains(stderr.String(), "cannot allocate memory")):
 		return fmt.Errorf("%w: it needed more than %d MiB of memory to render a short conversation", ErrTemplateRefused, mem>>20)
+	case crashed(runErr):
+		// The Go runtime dies of a failed allocation in more than one way
+		// (a fatal error, or a fault while it grows its heap): whatever the
+		// message, the template took the renderer down.
+		return fmt.Errorf("%w: it crashed the renderer (%s); it needs more than the %d MiB of memory or the stack a short conversation may use",
+			ErrTemplateRefused, firstLine(stderr.String()), mem>>20)
 	case runErr != nil:
 		return fmt.Errorf("chat: probing a template: the child failed: %v: %s", runErr, lastLine(stderr.String()))
 	case json.Unmarshal(stdout.Bytes(), &rep) != nil:
@@ -112,6 +118,23 @@ func (p *Prober) Check(ctx context.Context, src, bos, eos string) error {
 		return fmt.Errorf("%w: it failed on every one of %d ordinary conversations: %s", ErrTemplateRefused, rep.Tried, rep.Error)
 	}
 	return nil
+}
+
+// crashed reports whether the child died of a fatal error of the Go
+// runtime (exit status 2) or of a signal, rather than reporting an error of
+// its own (exit status 1) or not starting.
+func crashed(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	return ee.ExitCode() == 2 || ee.ExitCode() == -1 // -1: killed by a signal
+}
+
+// firstLine returns the first non-empty line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
 }
 
 // lastLine returns the last non-empty line of s.
