@@ -336,8 +336,9 @@ func postAsync(base, body string, results chan<- postResult) {
 
 // TestOpenAIQueueFullIs503: twenty requests at once against a queue of one
 // are each answered exactly once: served (all their tokens) or 503 with
-// Retry-After and an OpenAI error; at least the running and the queued one
-// are served and some are refused.
+// Retry-After and an OpenAI error; some are served and some refused. (How
+// many are served depends on whether the worker takes the first job before
+// the others arrive: one, or the running one and the queued one.)
 func TestOpenAIQueueFullIs503(t *testing.T) {
 	base := startHTTPDaemon(t, map[string]any{"queue.size": 1}, Options{})
 	results := make(chan postResult, 20)
@@ -365,7 +366,7 @@ func TestOpenAIQueueFullIs503(t *testing.T) {
 			t.Fatalf("unexpected answer %d: %v", r.status, r.body)
 		}
 	}
-	if ok < 2 || busy == 0 {
+	if ok < 1 || busy == 0 {
 		t.Fatalf("%d served, %d busy", ok, busy)
 	}
 	t.Logf("%d served, %d busy", ok, busy)
