@@ -89,7 +89,7 @@ type Tool struct {
 	Parameters  json.RawMessage // JSON Schema of its arguments; nil for none
 }
 
-// ErrUnknownTemplate is wrapped by the errors of Detect, ByName and Choose
+// ErrUnknownTemplate is wrapped by the errors of Detect, ByName and ChooseFormat
 // when there is no template, or it or the name is not one this package knows.
 var ErrUnknownTemplate = errors.New("unknown chat template")
 
@@ -139,7 +139,7 @@ func (f Family) String() string {
 func Names() []string { return append([]string(nil), familyNames[1:]...) }
 
 // Template renders conversations in one family's format. The zero Template
-// renders nothing; get one from Detect, ByName or Choose. Its fields may be
+// renders nothing; get one from Detect or ByName. Its fields may be
 // adjusted before use.
 type Template struct {
 	Family Family
@@ -201,27 +201,6 @@ func ByName(name string) (Template, error) {
 	sort.Strings(alias)
 	return Template{}, fmt.Errorf("chat: %w %q (known: %s; aliases: %s)",
 		ErrUnknownTemplate, name, strings.Join(Names(), ", "), strings.Join(alias, ", "))
-}
-
-// Choose picks the template for a model, the way the daemon and the CLI
-// should: a non-empty override (a config key or request field) wins and is a
-// family name, or a Jinja template text (containing "{{" or "{%") to detect;
-// otherwise the model's tokenizer.chat_template is detected; if that fails
-// and fallback (a family name) is non-empty, the fallback is used; otherwise
-// the detection error is returned. Callers that want to report a fallback
-// call Detect themselves first.
-func Choose(override, modelTemplate, fallback string) (Template, error) {
-	if override != "" {
-		if strings.Contains(override, "{{") || strings.Contains(override, "{%") {
-			return Detect(override)
-		}
-		return ByName(override)
-	}
-	t, err := Detect(modelTemplate)
-	if err != nil && fallback != "" {
-		return ByName(fallback)
-	}
-	return t, err
 }
 
 // StopStrings returns the texts of the tokens that end an assistant turn in

@@ -19,7 +19,7 @@ var chatMLDefaultSystem = regexp.MustCompile(`<\|im_start\|>system(?:\\n|\n)((?:
 // template) from markers only that family's templates contain, and returns
 // the Template that renders it. An empty template, or one of no known family,
 // is an error wrapping ErrUnknownTemplate that says what was not recognised;
-// the caller decides on a fallback (see Choose).
+// the caller decides on a fallback (see ChooseFormat).
 func Detect(src string) (Template, error) {
 	if strings.TrimSpace(src) == "" {
 		return Template{}, fmt.Errorf("chat: the model has no chat template: %w", ErrUnknownTemplate)

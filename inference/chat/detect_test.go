@@ -134,36 +134,18 @@ func TestByName(t *testing.T) {
 	}
 }
 
-func TestChoose(t *testing.T) {
-	qwen := readTemplate(t, "qwen2.5-instruct.jinja")
-	gemma := readTemplate(t, "gemma-2-it.jinja")
-	cases := []struct {
-		override, model, fallback string
-		want                      Family
-		wantErr                   bool
-	}{
-		{"", qwen, "", ChatML, false},
-		{"llama3", qwen, "", Llama3, false},                              // the override wins
-		{readTemplate(t, "llama-2-chat.jinja"), qwen, "", Llama2, false}, // a Jinja override is detected
-		{"", gemma, "zephyr", Zephyr, false},                             // the fallback
-		{"", "", "phi3", Phi3, false},
-		{"", gemma, "", 0, true}, // no fallback: the detection error
-		{"", "", "", 0, true},
-		{"gemma", qwen, "chatml", 0, true}, // a bad override is an error, not the fallback
-		{"", gemma, "gemma", 0, true},
+// Detect takes a family's default system prompt from the template; ByName
+// has none.
+func TestDetectDefaultSystem(t *testing.T) {
+	tmpl, err := Detect(readTemplate(t, "qwen2.5-instruct.jinja"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, c := range cases {
-		tmpl, err := Choose(c.override, c.model, c.fallback)
-		if (err != nil) != c.wantErr || tmpl.Family != c.want || err != nil && !errors.Is(err, ErrUnknownTemplate) {
-			t.Errorf("case %d: got %v, %v; want %v (error %v)", i, tmpl.Family, err, c.want, c.wantErr)
-		}
-	}
-	tmpl, _ := Choose("", qwen, "")
 	if want := `chatml (default system prompt "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.")`; tmpl.String() != want {
-		t.Errorf("Choose(qwen2.5) = %s, want %s", tmpl, want)
+		t.Errorf("Detect(qwen2.5) = %s, want %s", tmpl, want)
 	}
-	if tmpl, _ := Choose("qwen", qwen, ""); tmpl.String() != "chatml" {
-		t.Errorf("Choose by name = %s, want plain chatml", tmpl)
+	if tmpl, _ := ByName("qwen"); tmpl.String() != "chatml" {
+		t.Errorf("ByName(qwen) = %s, want plain chatml", tmpl)
 	}
 }
 
