@@ -46,13 +46,3 @@ func ToolCallSchema(tools []Tool) ([]byte, error) {
 	}
 	return json.Marshal(map[string]any{"anyOf": alts})
 }
-
-// CompileToolCall compiles ToolCallSchema(tools): the grammar of a call of
-// one of tools.
-func CompileToolCall(tools []Tool, opts Options) (*Grammar, error) {
-	schema, err := ToolCallSchema(tools)
-	if err != nil {
-		return nil, err
-	}
-	return CompileSchema(schema, opts)
-}
