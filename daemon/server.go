@@ -183,13 +183,25 @@ func Serve(ctx context.Context, opts Options) error {
 	// Idle before connecting: the status published before "online" says
 	// what the node is once it is online.
 	s.setState(mqtt.StateIdle)
-	if err := client.Connect(ctx); err != nil {
-		client.Close(context.Background())
-		return err
-	}
-
+	// The HTTP listener is bound before MQTT says "online": a client that
+	// sees the node online (or systemd READY) can reach every transport, and
+	// a port in use fails the start before anything is announced.
 	stopHTTP, err := s.startHTTP(cfg)
 	if err != nil {
+		return err
+	}
+	if err := client.Connect(ctx); err != nil {
+		if stopHTTP != nil {
+			// Requests that came over HTTP meanwhile never reach a
+			// worker: answer them before the listener closes.
+			s.stopping.Store(true)
+			for _, e := range s.queue.Drain() {
+				e.Responder.Final(api.ErrorAnswer(api.CodeUnavailable, ErrShutdown))
+			}
+			httpCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			stopHTTP(httpCtx)
+			cancel()
+		}
 		client.Close(context.Background())
 		return err
 	}

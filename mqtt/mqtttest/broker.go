@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -212,9 +213,8 @@ func (b *Broker) start() error {
 	for _, port := range ports {
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		for {
-			conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+			err := b.ready(addr, port == b.Port)
 			if err == nil {
-				conn.Close()
 				break
 			}
 			if time.Now().After(deadline) {
@@ -228,6 +228,46 @@ func (b *Broker) start() error {
 			case <-poll.C:
 			}
 		}
+	}
+	return nil
+}
+
+// ready reports whether mosquitto serves addr. On the plain port it waits
+// for a CONNACK: the kernel accepts TCP connections as soon as the socket
+// listens, before mosquitto's main loop runs, and a SIGTERM that arrives in
+// between is lost (mosquitto 2.0 sets its run flag after installing the
+// signal handlers), so a broker stopped right after a bare TCP check would
+// never stop.
+func (b *Broker) ready(addr string, plain bool) error {
+	conn, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if !plain {
+		return nil
+	}
+	if err := conn.SetDeadline(time.Now().Add(time.Second)); err != nil {
+		return err
+	}
+	// MQTT 3.1.1 CONNECT: clean session, keep-alive 0, client id
+	// "mqtttest-ready", no credentials (a broker that wants them still
+	// answers with a refusing CONNACK, which is enough).
+	const id = "mqtttest-ready"
+	connect := []byte{0x10, byte(10 + 2 + len(id)), 0, 4, 'M', 'Q', 'T', 'T', 4, 0x02, 0, 0, 0, byte(len(id))}
+	connect = append(connect, id...)
+	if _, err := conn.Write(connect); err != nil {
+		return err
+	}
+	ack := make([]byte, 4)
+	if _, err := io.ReadFull(conn, ack); err != nil {
+		return fmt.Errorf("no CONNACK: %w", err)
+	}
+	if ack[0] != 0x20 {
+		return fmt.Errorf("answer to CONNECT starts with %#x, not CONNACK", ack[0])
+	}
+	if ack[3] == 0 {
+		_, _ = conn.Write([]byte{0xe0, 0}) // DISCONNECT, so no will or session lingers
 	}
 	return nil
 }
