@@ -137,13 +137,25 @@ type HTTPConfig struct {
 	// Listen is the address of the OpenAI-compatible API, host:port (for
 	// example 127.0.0.1:8080); empty turns it off.
 	Listen string `yaml:"listen"`
-	// APIKeyFile is a file holding the bearer token clients must send
-	// (Authorization: Bearer <token>; trailing newline ignored); empty lets
-	// any client in.
+	// APIKeyFile is a file holding the bearer token clients must send to
+	// either API (Authorization: Bearer <token>; trailing newline ignored);
+	// empty lets any client in.
 	APIKeyFile string `yaml:"api_key_file"`
+	// OllamaListen is the address of the Ollama-compatible API, host:port
+	// (Ollama's own port is 11434); empty turns it off.
+	OllamaListen string `yaml:"ollama_listen"`
 	// MaxBodyBytes is the largest request body accepted; larger ones are
 	// answered 413.
 	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// TLS, when its Cert and Key are set, serves both APIs over HTTPS.
+	TLS HTTPTLSConfig `yaml:"tls"`
+}
+
+// HTTPTLSConfig is the `http.tls` section: the server's certificate chain
+// and private key, PEM files. Both or neither.
+type HTTPTLSConfig struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
 }
 
 // QueueConfig is the `queue` section.

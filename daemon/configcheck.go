@@ -140,10 +140,19 @@ func (c *Config) validate() error {
 	if s.Seed < -1 {
 		add(c.fieldErr("sampling.seed", "must be -1 (random) or a non-negative integer, got %d", s.Seed))
 	}
-	if h := c.HTTP.Listen; h != "" {
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			add(c.fieldErr("http.listen", "%q is not host:port (%v); empty turns the HTTP API off", h, err))
+	for _, l := range []struct{ key, addr string }{{"http.listen", c.HTTP.Listen}, {"http.ollama_listen", c.HTTP.OllamaListen}} {
+		if l.addr == "" {
+			continue
 		}
+		if _, _, err := net.SplitHostPort(l.addr); err != nil {
+			add(c.fieldErr(l.key, "%q is not host:port (%v); empty turns this API off", l.addr, err))
+		}
+	}
+	if c.HTTP.Listen != "" && c.HTTP.Listen == c.HTTP.OllamaListen {
+		add(c.fieldErr("http.ollama_listen", "is http.listen's address too; the two APIs need their own ports"))
+	}
+	if (c.HTTP.TLS.Cert == "") != (c.HTTP.TLS.Key == "") {
+		add(c.fieldErr("http.tls", "needs both cert and key, or neither"))
 	}
 	add(c.intRange("http.max_body_bytes", c.HTTP.MaxBodyBytes, 1024, maxPromptBytesCeiling))
 	if strings.TrimSpace(c.StateDir) == "" {
@@ -180,7 +189,7 @@ func (c *Config) floatRange(key string, v, lo, hi float64, openLow bool) error {
 // resolvePaths makes relative file paths relative to dir, a .jinja
 // model.chat_template's too.
 func (c *Config) resolvePaths(dir string) {
-	paths := []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.MQTT.Embedded.PasswordFile, &c.HTTP.APIKeyFile, &c.StateDir}
+	paths := []*string{&c.Model.Path, &c.MQTT.PasswordFile, &c.MQTT.TLS.CA, &c.MQTT.TLS.Cert, &c.MQTT.TLS.Key, &c.MQTT.Embedded.PasswordFile, &c.HTTP.APIKeyFile, &c.HTTP.TLS.Cert, &c.HTTP.TLS.Key, &c.StateDir}
 	if isTemplateFile(c.Model.ChatTemplate) {
 		paths = append(paths, &c.Model.ChatTemplate)
 	}
@@ -217,6 +226,8 @@ func (c *Config) CheckFiles() error {
 		{"mqtt.tls.key", c.MQTT.TLS.Key},
 		{"mqtt.embedded.password_file", c.MQTT.Embedded.PasswordFile},
 		{"http.api_key_file", c.HTTP.APIKeyFile},
+		{"http.tls.cert", c.HTTP.TLS.Cert},
+		{"http.tls.key", c.HTTP.TLS.Key},
 	} {
 		if f.path == "" {
 			continue

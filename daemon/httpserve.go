@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -107,13 +109,11 @@ func (r *doneResponder) Final(a api.Answer) {
 	close(r.done)
 }
 
-// startHTTP starts the OpenAI-compatible API when http.listen is set; the
-// returned function stops it gracefully (requests in flight are answered
-// first, within ctx). It returns a nil stop function when the API is off.
+// startHTTP starts the HTTP APIs that are configured: the OpenAI-compatible
+// one on http.listen; over TLS when http.tls is set. The returned function
+// stops them gracefully (requests in flight are answered first, within
+// ctx); it is nil when no API is on.
 func (s *server) startHTTP(cfg *Config) (func(ctx context.Context), error) {
-	if cfg.HTTP.Listen == "" {
-		return nil, nil
-	}
 	var key string
 	if cfg.HTTP.APIKeyFile != "" {
 		data, err := os.ReadFile(cfg.HTTP.APIKeyFile)
@@ -124,24 +124,69 @@ func (s *server) startHTTP(cfg *Config) (func(ctx context.Context), error) {
 			return nil, fmt.Errorf("daemon: http.api_key_file %s is empty", cfg.HTTP.APIKeyFile)
 		}
 	}
-	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("daemon: http.listen: %w", err)
+	var tlsConf *tls.Config
+	if cfg.HTTP.TLS.Cert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.HTTP.TLS.Cert, cfg.HTTP.TLS.Key)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: http.tls: %w", err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	h := openai.New(openai.Options{Backend: &httpBackend{s: s, loaded: time.Now()}, APIKey: key,
-		MaxBodyBytes: int64(cfg.HTTP.MaxBodyBytes), Logger: s.log})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	backend := &httpBackend{s: s, loaded: time.Now()}
+	var stops []func(context.Context)
+	stopAll := func(ctx context.Context) {
+		for _, stop := range stops {
+			stop(ctx)
+		}
+	}
+	for _, a := range []struct {
+		name, key, addr string
+		handler         func() http.Handler
+	}{
+		{"OpenAI-compatible", "http.listen", cfg.HTTP.Listen, func() http.Handler {
+			return openai.New(openai.Options{Backend: backend, APIKey: key, MaxBodyBytes: int64(cfg.HTTP.MaxBodyBytes), Logger: s.log})
+		}},
+	} {
+		if a.addr == "" {
+			continue
+		}
+		stop, err := s.serveHTTP(a.name, a.key, a.addr, a.handler(), tlsConf, key != "")
+		if err != nil {
+			stopAll(context.Background())
+			return nil, err
+		}
+		stops = append(stops, stop)
+	}
+	if len(stops) == 0 {
+		return nil, nil
+	}
+	return stopAll, nil
+}
+
+// serveHTTP listens on addr (the config key names it in errors) and serves
+// h there until the returned function stops it.
+func (s *server) serveHTTP(name, key, addr string, h http.Handler, tlsConf *tls.Config, withKey bool) (func(ctx context.Context), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %s: %w", key, err)
+	}
+	scheme := "http"
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
+		scheme = "https"
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("the HTTP API stopped", "err", err)
+			s.log.Error("an HTTP API stopped", "api", name, "err", err)
 		}
 	}()
-	s.log.Info("OpenAI-compatible HTTP API listening", "addr", ln.Addr().String(), "api_key", key != "")
+	s.log.Info(name+" HTTP API listening", "url", scheme+"://"+ln.Addr().String(), "api_key", withKey)
 	return func(ctx context.Context) {
 		if err := srv.Shutdown(ctx); err != nil {
-			s.log.Warn("the HTTP API did not stop gracefully; closing its connections", "err", err)
+			s.log.Warn("an HTTP API did not stop gracefully; closing its connections", "api", name, "err", err)
 			srv.Close()
 		}
 		<-served

@@ -559,3 +559,31 @@ func TestOpenAIAndMQTTShareTheQueue(t *testing.T) {
 	// the HTTP ones before their responses were written.
 	retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(4+4+1))
 }
+
+// TestOpenAIOverTLS serves the API over HTTPS (http.tls) and runs the
+// openai npm client's model list and chat against it, trusting the test CA;
+// a plain-HTTP request to the TLS port is refused.
+func TestOpenAIOverTLS(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	clients := npmClients(t, ctx)
+	b := mqtttest.Start(t, mqtttest.Options{TLS: true})
+	addr := freeAddr(t)
+	startServe(t, b, writeConfig(t, t.TempDir(), b, map[string]any{
+		"http.listen": addr, "model.chat_template": "chatml",
+		"http.tls.cert": b.ServerCertFile, "http.tls.key": b.ServerKeyFile,
+	}), Options{})
+	_, port, _ := net.SplitHostPort(addr)
+	scenarios := []string{"models_list", "chat"}
+	runHarness(t, ctx, scenarios, []string{"NODE_EXTRA_CA_CERTS=" + b.CAFile, "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
+		filepath.Join(clients, "openai_check.mjs"), "https://localhost:"+port)
+
+	resp, err := http.Get("http://" + addr + "/v1/models")
+	if err != nil {
+		t.Fatalf("plain HTTP to the TLS port: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("plain HTTP to the TLS port answered %d, want 400", resp.StatusCode)
+	}
+}

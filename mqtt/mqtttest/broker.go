@@ -46,6 +46,10 @@ type Broker struct {
 	Port, TLSPort int
 	// CAFile is the test CA's certificate (PEM), when TLS is on.
 	CAFile string
+	// ServerCertFile and ServerKeyFile are the broker's certificate (for
+	// localhost and 127.0.0.1, signed by the test CA) and key, when TLS is
+	// on; other servers under test may serve them too.
+	ServerCertFile, ServerKeyFile string
 	// ClientCertFile and ClientKeyFile are a client certificate signed by
 	// the test CA, when TLS is on.
 	ClientCertFile, ClientKeyFile string
@@ -177,7 +181,7 @@ func (b *Broker) writeConfig(passwd string, opts Options) error {
 	fmt.Fprintf(&c, "listener %d 127.0.0.1\n", b.Port)
 	if b.TLSPort != 0 {
 		fmt.Fprintf(&c, "listener %d 127.0.0.1\ncafile %s\ncertfile %s\nkeyfile %s\n",
-			b.TLSPort, b.CAFile, filepath.Join(b.dir, "server.pem"), filepath.Join(b.dir, "server-key.pem"))
+			b.TLSPort, b.CAFile, b.ServerCertFile, b.ServerKeyFile)
 		if opts.RequireClientCert {
 			fmt.Fprintf(&c, "require_certificate true\n")
 		}

@@ -40,6 +40,7 @@ func (b *Broker) writeCerts() error {
 		return err
 	}
 	b.CAFile = filepath.Join(b.dir, "ca.pem")
+	b.ServerCertFile, b.ServerKeyFile = filepath.Join(b.dir, "server.pem"), filepath.Join(b.dir, "server-key.pem")
 	if err := writePEM(b.CAFile, "CERTIFICATE", caDER); err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (b *Broker) writeCerts() error {
 		return writePEM(keyFile, "PRIVATE KEY", keyDER)
 	}
 	if err := leaf(2, "localhost", x509.ExtKeyUsageServerAuth,
-		filepath.Join(b.dir, "server.pem"), filepath.Join(b.dir, "server-key.pem"), true); err != nil {
+		b.ServerCertFile, b.ServerKeyFile, true); err != nil {
 		return err
 	}
 	b.ClientCertFile, b.ClientKeyFile = filepath.Join(b.dir, "client.pem"), filepath.Join(b.dir, "client-key.pem")
