@@ -138,13 +138,21 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	m := StopMatcher{Stops: pp.Stops}
 	var text, reasoning strings.Builder
 	stopped := false
+	// With tools the stream carries the text before the calls only (see
+	// callSplitter); Outcome.Text has all of it until the calls are read.
+	onText := job.OnText
+	var calls *callSplitter
+	if onText != nil && jobToolMode(job) != toolsOff {
+		calls = newCallSplitter(pp.Syntax, onText)
+		onText = calls.feed
+	}
 	emit := func(s string) error {
 		if s == "" {
 			return nil
 		}
 		text.WriteString(s)
-		if job.OnText != nil {
-			return job.OnText(s)
+		if onText != nil {
+			return onText(s)
 		}
 		return nil
 	}
@@ -201,6 +209,11 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 				return out, ferr
 			}
 		}
+		if calls != nil {
+			if ferr := calls.flush(); ferr != nil {
+				return out, ferr
+			}
+		}
 	}
 	out.Usage = api.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens, CachedTokens: res.CachedTokens, DroppedTokens: pp.Dropped,
 		ReasoningTokens: th.reasoningTokens(res.Tokens)}
@@ -230,8 +243,8 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	if mode := jobToolMode(job); mode != toolsOff {
 		// Only the answer is read: a call the model considered in its
 		// reasoning is no call. The text keeps what the model wrote before
-		// its calls; the calls are in ToolCalls (the stream has had them
-		// as written).
+		// its calls; the calls are in ToolCalls (the stream has had the
+		// text only, up to the calls).
 		if calls, content := toolCalls(pp.Syntax, out.Text, job.Tools); calls != nil {
 			out.ToolCalls, out.Text = calls, content
 			out.FinishReason = api.FinishToolCall
