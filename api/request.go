@@ -121,7 +121,11 @@ type Request struct {
 	// Messages is a conversation, oldest first.
 	Messages []Message `json:"messages,omitempty"`
 	// System is a system prompt for Prompt (or for Messages without one).
-	System      string   `json:"system,omitempty"`
+	System string `json:"system,omitempty"`
+	// Raw gives Prompt to the model as it is, without the chat template: a
+	// plain text completion (OpenAI's /v1/completions, Ollama's raw
+	// generate). System, if any, goes before it, separated by a blank line.
+	Raw         bool     `json:"raw,omitempty"`
 	MaxTokens   *int     `json:"max_tokens,omitempty"`  // 1 … Limits.MaxTokens
 	Temperature *float64 `json:"temperature,omitempty"` // 0 … MaxTemperature; 0 is greedy
 	TopP        *float64 `json:"top_p,omitempty"`       // (0, 1]
@@ -198,6 +202,18 @@ func (r *Request) Validate(lim Limits) error {
 	}
 	if err := r.validateTools(); err != nil {
 		return err
+	}
+	if r.Raw {
+		switch {
+		case r.Messages != nil:
+			return BadField("raw", "is for a prompt, not messages")
+		case len(r.Tools) > 0:
+			return BadField("raw", "a raw prompt has no template to present tools")
+		case r.Think != nil && *r.Think:
+			return BadField("raw", "a raw prompt has no template to turn thinking on")
+		case r.ChatTemplate != "":
+			return BadField("raw", "a raw prompt uses no chat template")
+		}
 	}
 	if r.ChatTemplate != "" && strings.TrimSpace(r.ChatTemplate) == "" {
 		return BadField("chat_template", "must not be blank")

@@ -98,6 +98,7 @@ type Job struct {
 	Prompt       string        // set for a single prompt…
 	Messages     []api.Message // …or a conversation
 	System       string        // system prompt ("" = none)
+	Raw          bool          // Prompt without the chat template
 	ChatTemplate string        // override for this job ("" = the engine's)
 	MaxTokens    int           // ≥ 1
 	Sampling     Sampling
@@ -147,6 +148,7 @@ func NewJob(id string, req *api.Request, cfg *Config) Job {
 		Prompt:       req.Prompt,
 		Messages:     req.Messages,
 		System:       req.System,
+		Raw:          req.Raw,
 		ChatTemplate: req.ChatTemplate,
 		MaxTokens:    cfg.Limits.MaxTokens,
 		Stop:         req.Stop,

@@ -77,7 +77,7 @@ func TestOpenAIClient(t *testing.T) {
 	// maximum, which the grammar does not support (answered 400, as the
 	// issue asks of unsupported schemas); TestOpenAIJSONSchema covers
 	// strict output with a schema it supports.
-	scenarios := []string{"models_list", "chat", "chat_text_parts_and_max_completion_tokens", "stream", "tool_round_trip",
+	scenarios := []string{"models_list", "chat", "completion", "chat_text_parts_and_max_completion_tokens", "stream", "tool_round_trip",
 		"tool_stream_deltas", "json_object", "bad_request_is_openai_error", "wrong_api_key_is_401"}
 	url := startHTTPDaemon(t, map[string]any{"http.api_key_file": writeKey(t, key), "model.context": 1024, "limits.max_tokens": 128}, Options{})
 	runHarness(t, ctx, scenarios, []string{"EDGELLM_TIMEOUT_MS=60000", "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
@@ -150,9 +150,24 @@ func TestOpenAIBadInput(t *testing.T) {
 		{"unknown response_format", `{` + user + `,"response_format":{"type":"xml"}}`, 400, "xml"},
 		{"tool_choice without tools", `{` + user + `,"tool_choice":"required"}`, 400, "tools"},
 		{"n of 2", `{` + user + `,"n":2}`, 400, "n = 1"},
+		{"unknown reasoning_effort", `{` + user + `,"reasoning_effort":"extreme"}`, 400, "reasoning_effort"},
+		{"schema the grammar lacks", `{` + user + `,"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","pattern":"^a+$"}}}}`, 400, "pattern"},
 		{"oversized body", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "4096"},
+		{"text: broken JSON", `{"prompt":`, 400, "not a valid JSON"},
+		{"text: no prompt", `{"max_tokens":4}`, 400, "prompt"},
+		{"text: token ids", `{"prompt":[[1,2,3]]}`, 400, "token ids"},
+		{"text: two prompts", `{"prompt":["a","b"]}`, 400, "one prompt at a time"},
+		{"text: suffix", `{"prompt":"a","suffix":"b"}`, 400, "suffix"},
+		{"text: logprobs", `{"prompt":"a","logprobs":3}`, 400, "log probabilities"},
+		{"text: negative max_tokens", `{"prompt":"a","max_tokens":-5}`, 400, "at least 1"},
+		{"text: wrong type of stop", `{"prompt":"a","stop":7}`, 400, "stop"},
+		{"text: oversized body", `{"prompt":"` + strings.Repeat("x", 5000) + `"}`, 413, "4096"},
 	} {
-		status, v := post(t, chat, "", c.body)
+		url := chat
+		if strings.HasPrefix(c.name, "text: ") {
+			url = base + "/v1/completions"
+		}
+		status, v := post(t, url, "", c.body)
 		if status != c.status {
 			t.Errorf("%s: status %d, want %d (%v)", c.name, status, c.status, v)
 			continue

@@ -96,7 +96,7 @@ func (p *Pipeline) Prepare(job Job) (Prepared, error) {
 		return pp, err
 	}
 	pp.Stops = job.Stop
-	if p.tmpl != nil {
+	if p.tmpl != nil && !job.Raw {
 		pp.Stops = append(append([]string(nil), pp.Stops...), p.tmpl.StopStrings()...)
 	}
 	if pp.Grammar != nil && pp.GrammarStart == nil {
@@ -115,7 +115,7 @@ func (p *Pipeline) prompt(job Job) (ids []int32, dropped int, err error) {
 	if tmpl == nil && jobToolMode(job) != toolsOff {
 		return nil, 0, badField("tools", errNoToolTemplate)
 	}
-	if tmpl == nil {
+	if tmpl == nil || job.Raw {
 		if len(job.Messages) > 0 {
 			return nil, 0, &api.Error{Code: api.CodeBadRequest, Field: "messages",
 				Message: fmt.Sprintf("this model has no chat template to format messages (%v); set model.chat_template or the request's chat_template, or send a prompt", p.tmplErr)}

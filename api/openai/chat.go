@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,31 +30,10 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	writeAPIError(w, err)
 }
 
-// run submits req and answers it, streamed or whole.
+// run submits a chat request and answers it, streamed or whole.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, cr *chatRequest, req *api.Request) {
-	// With tools the engine streams a call's text as the model writes it;
-	// OpenAI clients must see calls only as tool_calls, so the content of
-	// such a stream is held and sent whole, without the calls, at the end.
-	holdText := len(req.Tools) > 0 && (req.ToolChoice == nil || req.ToolChoice.Mode != api.ToolChoiceNone)
-	rsp := newResponder(req.Stream)
-	rsp.holdText = holdText
-	// The request's context ends when the client goes away: the backend
-	// then cancels the job.
-	if err := h.opts.Backend.Submit(r.Context(), req, rsp); err != nil {
-		writeAPIError(w, err)
-		return
-	}
-	c := completion{id: newID(), created: time.Now().Unix(), model: h.opts.Backend.Model().Name}
-	if req.Stream {
-		h.stream(r.Context(), w, rsp, c, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
-		return
-	}
-	select {
-	case a := <-rsp.final:
-		if a.Error != nil {
-			writeAPIError(w, a.Error)
-			return
-		}
+	c := completion{id: newID("chatcmpl-"), object: "chat.completion.chunk", chat: true}
+	h.answer(w, r, req, c, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage, func(c completion, a api.Answer) {
 		msg := map[string]any{"role": "assistant", "content": nullIfEmpty(a.Text)}
 		if a.Reasoning != "" {
 			msg["reasoning_content"] = a.Reasoning
@@ -66,30 +46,66 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, cr *chatRequest, r
 			"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finishReason(a.FinishReason), "logprobs": nil}},
 			"usage":   usage(a.Usage),
 		})
+	})
+}
+
+// answer submits req and answers it: streamed as c's chunks, or whole by
+// whole (called with a successful answer only, and c with its created time
+// and model set).
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *api.Request, c completion, includeUsage bool, whole func(completion, api.Answer)) {
+	rsp := newResponder(req.Stream)
+	// The request's context ends when the client goes away: the backend
+	// then cancels the job.
+	if err := h.opts.Backend.Submit(r.Context(), req, rsp); err != nil {
+		writeAPIError(w, err)
+		return
+	}
+	c.created, c.model = time.Now().Unix(), h.opts.Backend.Model().Name
+	if req.Stream {
+		c.stream(r.Context(), w, rsp, includeUsage)
+		return
+	}
+	select {
+	case a := <-rsp.final:
+		if a.Error != nil {
+			writeAPIError(w, a.Error)
+			return
+		}
+		whole(c, a)
 	case <-r.Context().Done():
 		// The client is gone; the backend cancels the job.
 	}
 }
 
-// completion names one answer in every chunk of it.
+// completion names one answer in every chunk of it, and says which API's
+// chunks they are: chat (deltas) or text completion (text).
 type completion struct {
 	id      string
+	object  string // of each chunk
 	created int64
 	model   string
+	chat    bool
+	echo    string // a text completion's prompt, sent first (echo: true)
 }
 
-// chunk is one SSE chunk's JSON.
+// chunk is one SSE chunk's JSON: for a chat, delta is the choice's delta;
+// for a text completion, its "content" is the choice's text.
 func (c completion) chunk(delta map[string]any, finish any) map[string]any {
-	return map[string]any{
-		"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.model,
-		"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}},
+	choice := map[string]any{"index": 0, "finish_reason": finish, "logprobs": nil}
+	if c.chat {
+		choice["delta"] = delta
+	} else {
+		text, _ := delta["content"].(string)
+		choice["text"] = text
 	}
+	return map[string]any{"id": c.id, "object": c.object, "created": c.created, "model": c.model, "choices": []map[string]any{choice}}
 }
 
-// stream answers as server-sent events: a first delta with the role, the
-// text and reasoning as they come, tool calls as indexed fragments, a last
-// chunk with the finish reason, the usage when asked, and [DONE].
-func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *responder, c completion, includeUsage bool) {
+// stream answers as server-sent events: for a chat a first delta with the
+// role; the text and reasoning as they come; tool calls as indexed
+// fragments; a last chunk with the finish reason; the usage when asked; and
+// [DONE].
+func (c completion) stream(ctx context.Context, w http.ResponseWriter, rsp *responder, includeUsage bool) {
 	fl, _ := w.(http.Flusher)
 	// The stream starts at the first chunk or a successful final answer,
 	// so a job that fails before it has produced anything (a request the
@@ -105,6 +121,9 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *respon
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Header().Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
+		if !c.chat {
+			return c.echo == "" || send(c.chunk(map[string]any{"content": c.echo}, nil))
+		}
 		// Home Assistant streams to TTS only after the role arrives.
 		return send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	}
@@ -122,22 +141,28 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *respon
 		}
 		return true
 	}
+	sendPieces := func(ps []piece) bool {
+		for _, p := range ps {
+			key := "content"
+			if p.reasoning {
+				if !c.chat {
+					continue // a text completion has no reasoning
+				}
+				key = "reasoning_content"
+			}
+			if !send(c.chunk(map[string]any{key: p.text}, nil)) {
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-rsp.wake:
-			if !start() {
+			if !start() || !sendPieces(rsp.take()) {
 				return
-			}
-			for _, p := range rsp.take() {
-				key := "content"
-				if p.reasoning {
-					key = "reasoning_content"
-				}
-				if !send(c.chunk(map[string]any{key: p.text}, nil)) {
-					return
-				}
 			}
 		case a := <-rsp.final:
 			pending := rsp.take() // chunks that came with the final answer
@@ -145,20 +170,14 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *respon
 				writeAPIError(w, a.Error)
 				return
 			}
-			if !start() {
+			if !start() || !sendPieces(pending) {
 				return
 			}
-			for _, p := range pending {
-				key := "content"
-				if p.reasoning {
-					key = "reasoning_content"
-				}
-				if !send(c.chunk(map[string]any{key: p.text}, nil)) {
-					return
-				}
-			}
-			if rsp.holdText && a.Text != "" && a.Error == nil {
-				if !send(c.chunk(map[string]any{"content": a.Text}, nil)) {
+			// With tools the backend streams the text before the calls;
+			// what the calls did not take of the rest comes with the
+			// answer.
+			if rest := unsent(a.Text, rsp.sent()); rest != "" && a.Error == nil {
+				if !send(c.chunk(map[string]any{"content": rest}, nil)) {
 					return
 				}
 			}
@@ -183,7 +202,7 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *respon
 				return
 			}
 			if includeUsage {
-				u := map[string]any{"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.model,
+				u := map[string]any{"id": c.id, "object": c.object, "created": c.created, "model": c.model,
 					"choices": []any{}, "usage": usage(a.Usage)}
 				if !send(u) {
 					return
@@ -209,13 +228,13 @@ type piece struct {
 // chunk is refused, which stops the job.
 type responder struct {
 	streaming bool
-	holdText  bool            // drop text chunks: the final answer's text is sent instead
 	wake      chan struct{}   // a chunk is pending
 	final     chan api.Answer // the final answer, once
 
-	mu      sync.Mutex
-	pending []piece
-	gone    error
+	mu       sync.Mutex
+	pending  []piece
+	streamed strings.Builder // the answer text taken so far
+	gone     error
 }
 
 func newResponder(streaming bool) *responder {
@@ -234,10 +253,13 @@ func (r *responder) add(p piece) error {
 	if r.gone != nil {
 		return r.gone
 	}
-	if !r.streaming || p.text == "" || r.holdText && !p.reasoning {
+	if !r.streaming || p.text == "" {
 		return nil
 	}
 	r.pending = append(r.pending, p)
+	if !p.reasoning {
+		r.streamed.WriteString(p.text)
+	}
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -268,6 +290,28 @@ func (r *responder) take() []piece {
 	}
 	r.pending = nil
 	return out
+}
+
+// sent returns the answer text taken so far (all of it is sent before the
+// final answer is).
+func (r *responder) sent() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.streamed.String()
+}
+
+// unsent returns what of the final text has not streamed. The streamed
+// text is a prefix of the model's text; the final text is that whole text,
+// or the part of it before the tool calls with the space around it trimmed.
+func unsent(final, streamed string) string {
+	if strings.HasPrefix(final, streamed) {
+		return final[len(streamed):]
+	}
+	body, done := strings.TrimLeft(final, " \t\r\n"), strings.TrimSpace(streamed)
+	if strings.HasPrefix(body, done) {
+		return body[len(done):]
+	}
+	return "" // not a continuation: nothing is sent twice
 }
 
 // fail records that the client is gone.

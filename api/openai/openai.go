@@ -1,5 +1,5 @@
 // Package openai serves the OpenAI-compatible HTTP API (GET /v1/models,
-// POST /v1/chat/completions, GET /health) over an api.Backend, for Home
+// POST /v1/chat/completions, POST /v1/completions, GET /health) over an api.Backend, for Home
 // Assistant's llama.cpp integration and other OpenAI clients. It knows
 // nothing of the inference engine: requests go to the backend's queue like
 // MQTT requests.
@@ -49,6 +49,7 @@ func New(opts Options) *Handler {
 	h.mux.HandleFunc("GET /v1/models", h.authed(h.models))
 	h.mux.HandleFunc("GET /v1/models/{id}", h.authed(h.model))
 	h.mux.HandleFunc("POST /v1/chat/completions", h.authed(h.chat))
+	h.mux.HandleFunc("POST /v1/completions", h.authed(h.completions))
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "", "not_found",
 			fmt.Sprintf("%s %s is not an endpoint of this server", r.Method, r.URL.Path))
@@ -205,8 +206,8 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 }
 
 // newID returns a fresh completion id.
-func newID() string {
+func newID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return "chatcmpl-" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }

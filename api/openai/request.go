@@ -29,6 +29,13 @@ type chatRequest struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	// ReasoningEffort (OpenAI's reasoning models) and
+	// ChatTemplateKwargs.EnableThinking (llama.cpp's and vLLM's server) turn
+	// a thinking model's reasoning on or off for this request.
+	ReasoningEffort    *string `json:"reasoning_effort"`
+	ChatTemplateKwargs *struct {
+		EnableThinking *bool `json:"enable_thinking"`
+	} `json:"chat_template_kwargs"`
 	Tools          []api.Tool      `json:"tools"`
 	ToolChoice     *api.ToolChoice `json:"tool_choice"`
 	ResponseFormat *struct {
@@ -59,20 +66,9 @@ func badRequest(param, format string, args ...any) *api.Error {
 // decodeChat decodes a chat completion body. Errors are *api.Error with
 // CodeBadRequest.
 func decodeChat(body []byte) (*chatRequest, error) {
-	if api.TooDeep(body, api.MaxDepth) {
-		return nil, badRequest("", "JSON nested more than %d levels deep", api.MaxDepth)
-	}
 	var cr chatRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&cr); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, badRequest(te.Field, "wrong type: %s is not %s", te.Value, te.Type)
-		}
-		return nil, badRequest("", "the body is not a valid JSON request: %v", err)
-	}
-	if dec.More() {
-		return nil, badRequest("", "the body holds more than one JSON value")
+	if err := decodeBody(body, &cr); err != nil {
+		return nil, err
 	}
 	return &cr, nil
 }
@@ -107,6 +103,9 @@ func (cr *chatRequest) toRequest() (*api.Request, error) {
 			param = "max_completion_tokens"
 		}
 		return nil, badRequest(param, "must be at least 1, got %d", *req.MaxTokens)
+	}
+	if err := cr.thinking(req); err != nil {
+		return nil, err
 	}
 	stop, err := decodeStop(cr.Stop)
 	if err != nil {
@@ -149,6 +148,32 @@ func (cr *chatRequest) toRequest() (*api.Request, error) {
 		req.Messages = append(req.Messages, am)
 	}
 	return req, nil
+}
+
+// thinking sets req.Think from reasoning_effort ("none" and "minimal" turn
+// the reasoning off, "low", "medium" and "high" on: a small model has no
+// degrees between) or chat_template_kwargs.enable_thinking; unset, the
+// daemon's sampling.think applies. The two must agree when both are given.
+func (cr *chatRequest) thinking(req *api.Request) error {
+	if e := cr.ReasoningEffort; e != nil {
+		var on bool
+		switch *e {
+		case "none", "minimal":
+		case "low", "medium", "high":
+			on = true
+		default:
+			return badRequest("reasoning_effort", "must be none, minimal, low, medium or high, got %q", *e)
+		}
+		req.Think = &on
+	}
+	if k := cr.ChatTemplateKwargs; k != nil && k.EnableThinking != nil {
+		if req.Think != nil && *req.Think != *k.EnableThinking {
+			return badRequest("chat_template_kwargs", "enable_thinking %v disagrees with reasoning_effort %q", *k.EnableThinking, *cr.ReasoningEffort)
+		}
+		on := *k.EnableThinking
+		req.Think = &on
+	}
+	return nil
 }
 
 // decodeStop reads stop as a string or an array of strings.

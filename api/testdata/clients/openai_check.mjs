@@ -189,6 +189,43 @@ const scenarios = [
     },
   },
   {
+    name: 'completion',
+    async run() {
+      // A raw completion: the prompt reaches the model without a chat
+      // template, so its token count is the prompt's own (a template adds
+      // role markers around it).
+      const prompt = 'Once upon a time';
+      const c = await client.completions.create({ model: modelOr(), prompt, max_tokens: 16, temperature: 0, echo: true });
+      must(c.object === 'text_completion', `object = ${JSON.stringify(c.object)}`);
+      must(typeof c.id === 'string' && c.id !== '', 'no id');
+      must(Array.isArray(c.choices) && c.choices.length === 1, `want 1 choice, got ${c.choices?.length}`);
+      const ch = c.choices[0];
+      must(typeof ch.text === 'string' && ch.text.startsWith(prompt) && ch.text.length > prompt.length, `echo: text ${JSON.stringify(short(ch.text, 60))}`);
+      must(['stop', 'length'].includes(ch.finish_reason), `finish_reason ${ch.finish_reason}`);
+      checkUsage(c.usage, 'completion');
+      must(c.usage.completion_tokens <= 16, `completion_tokens ${c.usage.completion_tokens} > 16`);
+      const asChat = await client.chat.completions.create({ model: modelOr(), messages: [{ role: 'user', content: prompt }], max_tokens: 1 });
+      must(c.usage.prompt_tokens < asChat.usage.prompt_tokens,
+        `prompt_tokens ${c.usage.prompt_tokens}, as a chat turn ${asChat.usage.prompt_tokens}: the prompt was wrapped in the chat template`);
+      const stream = await client.completions.create({ model: modelOr(), prompt, max_tokens: 16, temperature: 0, stream: true, stream_options: { include_usage: true } });
+      let text = '';
+      let finish = null;
+      let streamUsage = null;
+      for await (const chunk of stream) {
+        must(chunk.object === 'text_completion', `stream: object ${JSON.stringify(chunk.object)}`);
+        if (chunk.usage) streamUsage = chunk.usage;
+        for (const x of chunk.choices) {
+          text += x.text;
+          if (x.finish_reason) finish = x.finish_reason;
+        }
+      }
+      must(text.length > 0, 'stream: no text');
+      must(['stop', 'length'].includes(finish), `stream: finish_reason ${finish}`);
+      checkUsage(streamUsage, 'completion stream');
+      return `text=${JSON.stringify(short(ch.text, 50))} stream=${JSON.stringify(short(text, 30))}`;
+    },
+  },
+  {
     name: 'chat_text_parts_and_max_completion_tokens',
     async run() {
       const c = await client.chat.completions.create({
