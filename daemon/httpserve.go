@@ -104,6 +104,7 @@ func (r *doneResponder) Final(a api.Answer) {
 	r.Responder.Final(a)
 	if a.Error == nil || a.Error.Code != api.CodeUnavailable {
 		r.s.count(mqtt.FinalOf(r.id, a))
+		r.s.jobsHTTP.Add(1)
 		r.s.kickStatus()
 	}
 	close(r.done)

@@ -572,7 +572,10 @@ func TestOpenAIAndMQTTShareTheQueue(t *testing.T) {
 	}
 	// The MQTT answers were published before the status counted them;
 	// the HTTP ones before their responses were written.
-	retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(4+4+1))
+	st := retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(4+4+1))
+	if !strings.Contains(st, `"jobs_http":4`) {
+		t.Errorf("the status does not count the 4 HTTP requests as such: %s", st)
+	}
 }
 
 // TestOpenAIOverTLS serves the API over HTTPS (http.tls) and runs the

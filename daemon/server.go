@@ -92,6 +92,7 @@ type server struct {
 	jobsOK        atomic.Uint64
 	jobsFailed    atomic.Uint64
 	jobsCancelled atomic.Uint64
+	jobsHTTP      atomic.Uint64 // of the three above, those that came over HTTP
 	tokens        atomic.Uint64
 	decodeRates   decodeRates // the decoding speeds of recent jobs
 	migrating     atomic.Bool // the move to device-based discovery runs or ran

@@ -59,6 +59,7 @@ func (s *server) status() mqtt.Status {
 		JobsOK:          s.jobsOK.Load(),
 		JobsFailed:      s.jobsFailed.Load(),
 		JobsCancelled:   s.jobsCancelled.Load(),
+		JobsHTTP:        s.jobsHTTP.Load(),
 		TokensGenerated: s.tokens.Load(),
 		MemoryLimit:     s.budget.Limit,
 	}

@@ -175,6 +175,8 @@ func (d Discovery) components() []component {
 			DeviceClass: "data_size", UnitOfMeasurement: mib, SuggestedDisplayPrecision: &zero}),
 		status("jobs_ok", haComponent{Name: "Jobs answered", Icon: "mdi:check-circle", EntityCategory: diagnostic,
 			ValueTemplate: field("jobs_ok"), StateClass: totalIncreasing}),
+		status("jobs_http", haComponent{Name: "HTTP requests", Icon: "mdi:web", EntityCategory: diagnostic,
+			ValueTemplate: field("jobs_http"), StateClass: totalIncreasing}),
 		status("jobs_failed", haComponent{Name: "Jobs failed", Icon: "mdi:alert-circle", EntityCategory: diagnostic,
 			ValueTemplate: field("jobs_failed"), StateClass: totalIncreasing}),
 		status("jobs_cancelled", haComponent{Name: "Jobs cancelled", Icon: "mdi:cancel", EntityCategory: diagnostic,

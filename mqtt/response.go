@@ -87,6 +87,9 @@ type Status struct {
 	JobsFailed      uint64 `json:"jobs_failed"`      // requests answered with an error other than cancelled
 	JobsCancelled   uint64 `json:"jobs_cancelled"`   // requests cancelled by a cancel message
 	TokensGenerated uint64 `json:"tokens_generated"` // tokens generated since start
+	// JobsHTTP counts the requests of the three above that came over the
+	// HTTP APIs (OpenAI, Ollama) rather than MQTT.
+	JobsHTTP uint64 `json:"jobs_http"`
 	// DecodeTPS is the decoding speed of the jobs that finished in the last
 	// DecodeWindow (their tokens over their decoding time), in tokens per
 	// second; omitted when none did, so a restart or an idle hour reads as
