@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/ardanlabs/jinja"
@@ -31,6 +33,10 @@ var ErrRenderTimeout = errors.New("chat template did not finish rendering in tim
 type Jinja struct {
 	src  string
 	tmpl *jinja.Template
+
+	mu      sync.Mutex
+	settled bool // typed is known
+	typed   bool // the template reads content only as a list of parts (see needsTypedContent)
 }
 
 // CompileJinja compiles a chat template's Jinja source (a GGUF file's
@@ -111,6 +117,14 @@ func (j *Jinja) Render(ctx context.Context, in Input) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if j.typedContent(ctx) {
+		typeContent(vars["messages"])
+	}
+	return j.render(ctx, vars)
+}
+
+// render renders the template with vars; see Render.
+func (j *Jinja) render(ctx context.Context, vars map[string]jinja.Value) (string, error) {
 	type result struct {
 		text string
 		err  error
@@ -134,6 +148,68 @@ func (j *Jinja) Render(ctx context.Context, in Input) (string, error) {
 		return r.text, r.err
 	case <-ctx.Done():
 		return "", fmt.Errorf("chat: %w: %v", ErrRenderTimeout, context.Cause(ctx))
+	}
+}
+
+// typedContent returns whether the template needs typed content, finding
+// out on the first rendering that finishes its probes within ctx.
+func (j *Jinja) typedContent(ctx context.Context) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.settled {
+		j.typed, j.settled = j.needsTypedContent(ctx)
+	}
+	return j.typed
+}
+
+// needsTypedContent reports whether the template reads a message's content
+// only as a list of parts ([{"type":"text","text":…}]), as the GGUF files
+// of Gemma 3 1B do for the system message (messages[0]['content'][0]
+// ['text']): given a string, such a template silently drops the text. It is
+// so when a system and a user message given as strings do not both appear
+// in the prompt and given as text parts do (llama.cpp's server checks its
+// templates the same way and converts the content). A template that fails
+// or drops a message either way is left as it is. settled is false when
+// ctx ended before the probes did.
+func (j *Jinja) needsTypedContent(ctx context.Context) (typed, settled bool) {
+	const sys, user = "edgellm-system-text", "edgellm-user-text"
+	probe := func(msgs string) (shown, done bool) {
+		vars, err := Input{Messages: json.RawMessage(msgs), AddGenerationPrompt: true}.values()
+		if err != nil {
+			return false, true
+		}
+		out, err := j.render(ctx, vars)
+		if errors.Is(err, ErrRenderTimeout) {
+			return false, false
+		}
+		return err == nil && strings.Contains(out, sys) && strings.Contains(out, user), true
+	}
+	asStrings, done := probe(`[{"role":"system","content":"` + sys + `"},{"role":"user","content":"` + user + `"}]`)
+	if !done || asStrings {
+		return false, done
+	}
+	asParts, done := probe(`[{"role":"system","content":[{"type":"text","text":"` + sys + `"}]},{"role":"user","content":[{"type":"text","text":"` + user + `"}]}]`)
+	return asParts, done
+}
+
+// typeContent replaces each message's string content by a list of one text
+// part.
+func typeContent(msgs jinja.Value) {
+	if !msgs.IsList() {
+		return
+	}
+	for _, m := range msgs.AsList().Items {
+		if !m.IsDict() {
+			continue
+		}
+		c, ok := m.AsDict().Get("content")
+		if !ok || !c.IsString() {
+			continue
+		}
+		part := jinja.NewDict()
+		part.AsDict().Set("type", jinja.NewString("text"))
+		part.AsDict().Set("text", c)
+		m.AsDict().Set("content", jinja.NewList([]jinja.Value{part}))
 	}
 }
 

@@ -189,3 +189,31 @@ func TestDay(t *testing.T) {
 		t.Error("the next day has the same Day")
 	}
 }
+
+// TestTypedContent: a template that reads the system message only as text
+// parts (the GGUF files of Gemma 3 1B) gets string contents as parts, so the
+// system text reaches the prompt; a template that prints string contents
+// keeps getting strings.
+func TestTypedContent(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(conformanceDir, "templates", "google-gemma-3-1b-it.gguf.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := json.RawMessage(`[{"role":"system","content":"Be brief."},{"role":"user","content":"Lights on?"}]`)
+	for _, c := range []struct {
+		name, src, want string
+	}{
+		{"gemma3 1b gguf", string(src), "<bos><start_of_turn>user\nBe brief.\n\nLights on?<end_of_turn>\n<start_of_turn>model\n"},
+		{"plain", "{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}", "[system:Be brief.][user:Lights on?]"},
+		{"drops the system message", "{% for m in messages %}{% if m.role != 'system' %}[{{ m.content }}]{% endif %}{% endfor %}", "[Lights on?]"},
+	} {
+		j, err := CompileJinja(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := j.Render(context.Background(), Input{Messages: msgs, AddGenerationPrompt: true, BOS: "<bos>"})
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}
