@@ -37,7 +37,24 @@ type chatTemplate struct {
 	now func() time.Time
 }
 
+// Render renders msgs. A template that raises on a system message (Gemma
+// 2's "System role not supported") gets the system text at the start of
+// the next message instead, as llama.cpp's server gives it: Home Assistant
+// sends its instructions as a system message with every request.
 func (c chatTemplate) Render(msgs []api.Message, tools []api.Tool, think bool) (string, error) {
+	text, err := c.render(msgs, tools, think)
+	if err == nil || len(msgs) < 2 || msgs[0].Role != api.RoleSystem || !errors.Is(err, chat.ErrTemplate) {
+		return text, err
+	}
+	merged := append([]api.Message(nil), msgs[1:]...)
+	merged[0].Content = msgs[0].Content + "\n" + merged[0].Content
+	if text, merr := c.render(merged, tools, think); merr == nil {
+		return text, nil
+	}
+	return "", err
+}
+
+func (c chatTemplate) render(msgs []api.Message, tools []api.Tool, think bool) (string, error) {
 	cm := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
 		cm[i] = chat.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}

@@ -52,6 +52,7 @@ func modelWithTemplate(t *testing.T, src string) string {
 // overrides it, and a template's raise_exception is the request's error.
 func TestLLMRendersModelTemplate(t *testing.T) {
 	src := "{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('no system role') }}{% endif %}" +
+		"{% if m.content == 'raise' %}{{ raise_exception('refused content') }}{% endif %}" +
 		"<|{{ m.role }}|>{{ m.content }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}" +
 		"{% if enable_thinking %}THINK{% endif %}"
 	path := modelWithTemplate(t, src)
@@ -93,10 +94,20 @@ func TestLLMRendersModelTemplate(t *testing.T) {
 		t.Errorf("chat_template chatml: %d prompt tokens, %v; want another prompt than the model's template", out2.Usage.PromptTokens, err)
 	}
 	job.ChatTemplate = ""
+	// A template without a system role gets the system text in the first
+	// user message.
 	job.Messages = append([]api.Message{{Role: api.RoleSystem, Content: "s"}}, job.Messages...)
+	merged, err := m.Tokenizer.Encode("<|user|>s\nOnce upon a time</s><|assistant|>", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.Run(context.Background(), job); err != nil || out.Usage.PromptTokens != len(merged) {
+		t.Errorf("system message for a template without the role: %d prompt tokens, %v; want %d", out.Usage.PromptTokens, err, len(merged))
+	}
+	job.Messages = []api.Message{{Role: api.RoleUser, Content: "raise"}}
 	_, err = e.Run(context.Background(), job)
 	var re *api.Error
-	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Message, "no system role") {
+	if !errors.As(err, &re) || re.Field != "messages" || !strings.Contains(re.Message, "refused content") {
 		t.Errorf("raise_exception: %v", err)
 	}
 }
@@ -276,5 +287,29 @@ func TestTemplateToolRoundTripAndThink(t *testing.T) {
 		if got != want {
 			t.Errorf("think %v:\n got %q\nwant %q", think, got, want)
 		}
+	}
+}
+
+// TestTemplateWithoutSystemRole: Gemma 2's template raises on a system
+// message; the system text then opens the first user message, as llama.cpp
+// gives it. A template that raises for another reason still fails.
+func TestTemplateWithoutSystemRole(t *testing.T) {
+	src, err := os.ReadFile("../inference/chat/testdata/jinja/templates/google-gemma-2-2b-it.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := chat.ChooseFormat(string(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := chatTemplate{f: f, now: time.Now}
+	got, err := tmpl.Render([]api.Message{{Role: api.RoleSystem, Content: "Be brief."}, {Role: api.RoleUser, Content: "Lights on?"}}, nil, false)
+	if want := "<start_of_turn>user\nBe brief.\nLights on?<end_of_turn>\n<start_of_turn>model\n"; err != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
+	// Roles that do not alternate are the template's error still.
+	_, err = tmpl.Render([]api.Message{{Role: api.RoleSystem, Content: "Be brief."}, {Role: api.RoleAssistant, Content: "Hi."}, {Role: api.RoleAssistant, Content: "Hi."}}, nil, false)
+	if !errors.Is(err, chat.ErrTemplate) || !strings.Contains(err.Error(), "System role not supported") {
+		t.Errorf("a conversation the template refuses otherwise: %v", err)
 	}
 }
