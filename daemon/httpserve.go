@@ -176,7 +176,13 @@ func (s *server) serveHTTP(name, key, addr string, h http.Handler, tlsConf *tls.
 		ln = tls.NewListener(ln, tlsConf)
 		scheme = "https"
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	// An idle connection is closed after two minutes. There is no
+	// ReadTimeout: it would stay on the connection while the answer
+	// streams, and net/http cancels the request when it passes (the
+	// handlers bound the reading of a body themselves); nor a write
+	// deadline: a stream lasts as long as its job.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

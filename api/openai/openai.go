@@ -16,9 +16,13 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/edgellm/edgellm/api"
 )
+
+// BodyTimeout bounds the reading of a request body.
+const BodyTimeout = time.Minute
 
 // Options configures a Handler.
 type Options struct {
@@ -191,7 +195,12 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 			fmt.Sprintf("Content-Type %q is not application/json", ct))
 		return nil, false
 	}
+	// A body sent slowly is cut off after a minute (the server has no
+	// ReadTimeout, which would also end the answer's stream).
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
