@@ -71,7 +71,10 @@ func (c *callSplitter) feed(s string) error {
 	if c.trigger == "" {
 		return c.send(s)
 	}
-	buf := c.held + s
+	buf := s
+	if c.held != "" {
+		buf = c.held + s
+	}
 	if i := strings.Index(buf, c.trigger); i >= 0 {
 		c.phase, c.held = callsBegun, ""
 		return c.send(buf[:i])
