@@ -30,6 +30,7 @@ var architectures = map[Arch]func(*meta, *Config) error{
 	"phi3":    describePhi3,
 	"lfm2":    describeLFM2,
 	"smollm3": describeSmolLM3,
+	"qwen35":  describeQwen35,
 }
 
 // Architectures lists the supported architectures, sorted.
@@ -73,19 +74,14 @@ func ReadConfig(f *gguf.File) (Config, error) {
 // the plain pre-norm transformer layer (the llama layout) for every layer:
 // the describe functions then change what differs.
 func readCommon(m *meta, c *Config) error {
-	var err error
-	for _, it := range []struct {
-		key string
-		dst *int
-	}{
+	err := m.sizes([]sizeKey{
 		{"embedding_length", &c.NEmbd},
 		{"block_count", &c.NLayer},
 		{"attention.head_count", &c.NHead},
 		{"context_length", &c.NCtxTrain},
-	} {
-		if *it.dst, err = m.size(it.key); err != nil {
-			return err
-		}
+	})
+	if err != nil {
+		return err
 	}
 	if c.NLayer > 4096 {
 		return fmt.Errorf("inference: metadata %q = %d is out of range", m.p+"block_count", c.NLayer)
@@ -311,6 +307,98 @@ func describeSmolLM3(m *meta, c *Config) error {
 	return nil
 }
 
+// maxStateDim bounds a DeltaNet head (ssm.state_size): the recurrence keeps
+// one head's scratch on the stack.
+const maxStateDim = 512
+
+// describeQwen35: Qwen3.5 (small dense): layer il is full attention iff
+// (il+1) % full_attention_interval == 0 (4 when absent; a bool array
+// attention.recurrent_layers overrides), otherwise Gated DeltaNet
+// (DeltaSpec, from the ssm.* keys). The attention layers have a
+// double-width attn_q whose second half of each head gates the output
+// through a sigmoid, per-head Q/K norms and NEOX RoPE on the first
+// rope.dimension_count dims (the file says M-RoPE with
+// rope.dimension_sections, a required key, but for text every section takes
+// the token position, which is plain NEOX RoPE). Every block's feed-forward
+// reads post_attention_norm.
+func describeQwen35(m *meta, c *Config) error {
+	c.setRopeStyle(RopeNeox)
+	sections, err := m.f.Int32s(m.p + "rope.dimension_sections")
+	if err != nil {
+		return fmt.Errorf("inference: %w", err)
+	}
+	if len(sections) == 0 || len(sections) > 4 {
+		return fmt.Errorf("inference: metadata %q has %d values, want 1 to 4", m.p+"rope.dimension_sections", len(sections))
+	}
+	for i, v := range sections {
+		if v < 0 || v > maxSize {
+			return fmt.Errorf("inference: metadata %q[%d] = %d is out of range", m.p+"rope.dimension_sections", i, v)
+		}
+	}
+	var d DeltaSpec
+	var inner int
+	err = m.sizes([]sizeKey{
+		{"ssm.conv_kernel", &d.ConvL},
+		{"ssm.state_size", &d.StateDim},
+		{"ssm.group_count", &d.NKHead},
+		{"ssm.time_step_rank", &d.NVHead},
+		{"ssm.inner_size", &inner},
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.ConvL < 2 || d.ConvL > 64:
+		return fmt.Errorf("inference: DeltaNet convolution kernel %d out of range [2, 64]", d.ConvL)
+	case d.StateDim > maxStateDim:
+		return fmt.Errorf("inference: DeltaNet state size %d out of range [1, %d]", d.StateDim, maxStateDim)
+	case d.NVHead > 4096 || d.NVHead%d.NKHead != 0:
+		return fmt.Errorf("inference: %d DeltaNet value heads are not a multiple of %d key heads (at most 4096)", d.NVHead, d.NKHead)
+	case inner != d.VDim():
+		return fmt.Errorf("inference: ssm.inner_size %d is not state size %d × %d value heads", inner, d.StateDim, d.NVHead)
+	}
+	recurrent, err := m.recurrentLayers(c.NLayer)
+	if err != nil {
+		return err
+	}
+	for i := range c.Layers {
+		l := &c.Layers[i]
+		l.FFNNorm = "post_attention_norm"
+		if recurrent[i] {
+			l.Mixer, l.Delta, l.Attn = MixDeltaNet, d, AttnSpec{}
+			continue
+		}
+		l.Attn.QKNorm, l.Attn.OutGate = true, true
+	}
+	return nil
+}
+
+// recurrentLayers says which layers of a qwen35 model are DeltaNet ones:
+// attention.recurrent_layers (one bool per layer) or, without it, all but
+// every full_attention_interval-th.
+func (m *meta) recurrentLayers(n int) ([]bool, error) {
+	key := m.p + "attention.recurrent_layers"
+	if v, ok := m.f.Get(key); ok {
+		b, isBools := v.([]bool)
+		if !isBools || len(b) != n {
+			return nil, fmt.Errorf("inference: metadata %q must hold one bool per layer (%d)", key, n)
+		}
+		return b, nil
+	}
+	interval, err := m.optSize("full_attention_interval", 4)
+	if err != nil {
+		return nil, err
+	}
+	if interval == 0 {
+		return nil, fmt.Errorf("inference: metadata %q = 0 is out of range", m.p+"full_attention_interval")
+	}
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = (i+1)%interval != 0
+	}
+	return out, nil
+}
+
 // setRopeStyle sets the style of every RoPE setting and of the model.
 func (c *Config) setRopeStyle(s RopeStyle) {
 	c.RopeStyle = s
@@ -385,6 +473,24 @@ func (m *meta) size(key string) (int, error) {
 		return 0, fmt.Errorf("inference: metadata %q = %d is out of range", m.p+key, v)
 	}
 	return int(v), nil
+}
+
+// sizeKey is a required size key and where sizes puts its value.
+type sizeKey struct {
+	key string
+	dst *int
+}
+
+// sizes reads each of keys with size.
+func (m *meta) sizes(keys []sizeKey) error {
+	for _, k := range keys {
+		v, err := m.size(k.key)
+		if err != nil {
+			return err
+		}
+		*k.dst = v
+	}
+	return nil
 }
 
 // optSize is size with a default for a missing key.

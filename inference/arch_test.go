@@ -12,7 +12,7 @@ import (
 var newArchModels = []string{
 	"qwen3-tiny-q8_0", "qwen3-tiny-q4_k_m", "gemma3-tiny-q8_0", "gemma3-tiny-q4_k_m",
 	"phi3-tiny-q8_0", "phi3-tiny-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k_m",
-	"smollm3-tiny-q8_0", "smollm3-tiny-q4_k_m",
+	"smollm3-tiny-q8_0", "smollm3-tiny-q4_k_m", "qwen35-tiny-q8_0", "qwen35-tiny-q4_k_m",
 }
 
 // The registry describes each architecture's layers as the reference
@@ -41,6 +41,13 @@ func TestArchitectureDescriptions(t *testing.T) {
 		{"lfm2-tiny-q8_0", "6 layers: 4 short convolution, 2 attention", func(c *Config) bool {
 			return c.Layers[0].Mixer == MixShortConv && c.Layers[0].ConvL == 3 && c.Layers[2].Mixer == MixAttention &&
 				c.Layers[2].Attn.NHeadKV == 2 && c.Layers[2].Attn.QKNorm && c.FinalNorm == "token_embd_norm.weight"
+		}},
+		{"qwen35-tiny-q8_0", "4 layers: 3 Gated DeltaNet, 1 gated attention", func(c *Config) bool {
+			d, a, r := c.Layers[0].Delta, c.Layers[3].Attn, c.Ropes[0]
+			return c.Layers[0].Mixer == MixDeltaNet && c.Layers[2].Mixer == MixDeltaNet && c.Layers[3].Mixer == MixAttention &&
+				d == DeltaSpec{NKHead: 2, NVHead: 4, StateDim: 64, ConvL: 4} && d.ConvDim() == 512 &&
+				a.OutGate && a.QKNorm && a.NHead == 4 && a.NHeadKV == 2 && a.HeadDim == 64 &&
+				r.Style == RopeNeox && r.Dim == 16 && r.Base == 1e7 && c.Layers[1].FFNNorm == "post_attention_norm"
 		}},
 		{"smollm3-tiny-q8_0", "4 layers: 1 without RoPE", func(c *Config) bool {
 			return c.Layers[3].Attn.Rope < 0 && c.Layers[2].Attn.Rope == 0 && c.Ropes[0].Style == RopeNorm

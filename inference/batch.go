@@ -118,8 +118,8 @@ func row(buf []float32, i, width int) []float32 { return buf[i*width : (i+1)*wid
 // forward runs tokens (at most maxBatch, already checked) through the model at
 // the next positions, leaving the final residual stream of each in the rows
 // of s.x. Every layer reads a normalised copy of the residual stream x into
-// xb, computes its mixer (attention or short convolution) and then its
-// feed-forward network into xb2, and adds xb2 back to x.
+// xb, computes its mixer (attention, short convolution or Gated DeltaNet)
+// and then its feed-forward network into xb2, and adds xb2 back to x.
 func (s *State) forward(tokens []int32) {
 	c, m := s.c, s.m
 	n, e := len(tokens), c.NEmbd
@@ -142,6 +142,8 @@ func (s *State) forward(tokens []int32) {
 			s.attention(s.xb2, s.xb, l, n) // xb2 = attention(xb)
 		case MixShortConv:
 			s.shortConv(s.xb2, s.xb, l, n) // xb2 = shortconv(xb)
+		case MixDeltaNet:
+			s.deltaNet(s.xb2, s.xb, l, n) // xb2 = deltanet(xb)
 		}
 		if L.PostAttnNorm != nil {
 			s.rmsnorm(s.xb2, s.xb2, n, L.PostAttnNorm)
@@ -160,12 +162,25 @@ func (s *State) forward(tokens []int32) {
 
 // attention computes layer l's self-attention of the batch: out = Wo ·
 // attention(q, cached keys and values) with q, k, v projected from the rows
-// of x, and stores the batch's keys and values in the layer's cache.
+// of x, and stores the batch's keys and values in the layer's cache. With
+// an output gate (qwen35), attn_q gives each head's query then its gate, and
+// the attention output is × sigmoid(gate) before Wo.
 func (s *State) attention(out, x []float32, l, n int) {
 	L, a, cache := &s.m.Layers[l], &s.c.Layers[l].Attn, &s.caches[l]
 	hd, qDim, kvDim := a.HeadDim, a.QDim(), a.KVDim()
 	in := s.input(x, n, s.c.NEmbd)
-	if L.Wqkv != nil {
+	switch {
+	case a.OutGate:
+		s.matmul(s.qkv, L.Wq, in) // qkv = Wq·x, per head [query | gate]
+		for i := range n {
+			q, qg := row(s.q, i, qDim), row(s.qkv, i, 2*qDim)
+			for h := range a.NHead {
+				copy(q[h*hd:(h+1)*hd], qg[2*h*hd:(2*h+1)*hd]) // q = the queries
+			}
+		}
+		s.matmul(s.k, L.Wk, in) // k = Wk·x
+		s.matmul(s.v, L.Wv, in) // v = Wv·x
+	case L.Wqkv != nil:
 		w := qDim + 2*kvDim
 		s.matmul(s.qkv, L.Wqkv, in) // qkv = Wqkv·x, rows [q | k | v]
 		for i := range n {
@@ -174,7 +189,7 @@ func (s *State) attention(out, x []float32, l, n int) {
 			copy(row(s.k, i, kvDim), qkv[qDim:qDim+kvDim])
 			copy(row(s.v, i, kvDim), qkv[qDim+kvDim:])
 		}
-	} else {
+	default:
 		s.matmul(s.q, L.Wq, in) // q = Wq·x
 		s.matmul(s.k, L.Wk, in) // k = Wk·x
 		s.matmul(s.v, L.Wv, in) // v = Wv·x
@@ -202,7 +217,15 @@ func (s *State) attention(out, x []float32, l, n int) {
 	}
 	cache.wrote(s.pos + n)
 	s.attJob = attentionJob{s: s, a: a, cache: cache, pos: s.pos, n: n}
-	s.pool.Run(a.NHead*n, 1, &s.attJob)          // att = softmax(q·Kᵀ)·V per head
+	s.pool.Run(a.NHead*n, 1, &s.attJob) // att = softmax(q·Kᵀ)·V per head
+	if a.OutGate {
+		for i := range n {
+			att, qg := row(s.att, i, qDim), row(s.qkv, i, 2*qDim)
+			for h := range a.NHead {
+				sigmoidMul(att[h*hd:(h+1)*hd], qg[(2*h+1)*hd:(2*h+2)*hd]) // att ×= sigmoid(gate)
+			}
+		}
+	}
 	s.matmul(out, L.Wo, s.input(s.att, n, qDim)) // out = Wo·att
 }
 
@@ -220,18 +243,79 @@ func (s *State) shortConv(out, x []float32, l, n int) {
 		bcu := row(s.bcu, i, 3*e)
 		b, c, u := bcu[:e], bcu[e:2*e], bcu[2*e:]
 		kernels.MulF32(u, b, u) // u = b × u, this position's input
-		// y = Σ_k conv[k] × input(t−(taps−1)+k), the taps in order.
 		y := row(x, i, e)
-		kernels.MulF32(y, L.ConvW[:e], hist[:e])
-		for k := 1; k < taps-1; k++ {
-			kernels.MulAddF32(y, L.ConvW[k*e:(k+1)*e], hist[k*e:(k+1)*e])
-		}
-		kernels.MulAddF32(y, L.ConvW[(taps-1)*e:], u)
-		copy(hist, hist[e:])
-		copy(hist[(taps-2)*e:], u)
-		kernels.MulF32(y, c, y) // y = c × y
+		causalConv(y, L.ConvW, hist, u, taps) // y = conv(…, u); hist takes u
+		kernels.MulF32(y, c, y)               // y = c × y
 	}
 	s.matmul(out, L.ConvOut, s.input(x, n, e)) // out = out_proj·y
+}
+
+// causalConv sets y to a causal depthwise convolution's output at a new
+// input u: y = Σ_k w[k] × input(t−(taps−1)+k), the taps in order, with the
+// previous taps−1 inputs in hist (the oldest first; w and hist tap-major,
+// len(u) channels a tap), and moves u into hist.
+func causalConv(y, w, hist, u []float32, taps int) {
+	e := len(u)
+	kernels.MulF32(y, w[:e], hist[:e])
+	for k := 1; k < taps-1; k++ {
+		kernels.MulAddF32(y, w[k*e:(k+1)*e], hist[k*e:(k+1)*e])
+	}
+	kernels.MulAddF32(y, w[(taps-1)*e:], u)
+	copy(hist, hist[e:])
+	copy(hist[(taps-2)*e:], u)
+}
+
+// deltaNet computes layer l's Gated DeltaNet of the batch (qwen35's linear
+// attention; d is its DeltaSpec, S the state size):
+//
+//	qkv = attn_qkv·x, rows [q (NKHead·S) | k (NKHead·S) | v (NVHead·S)]
+//	z = attn_gate·x; β = sigmoid(ssm_beta·x); g = softplus(ssm_alpha·x + ssm_dt)·ssm_a
+//	qkv = silu(causal depthwise conv of qkv over the last ConvL positions)
+//	q, k = each head L2-normed
+//	per V head h (Q/K head h mod NKHead), state M (S×S, zero at the start):
+//	  M ← exp(g)·M; d = β·(v − M·k); M ← M + d·kᵀ; o = M·q / sqrt(S)
+//	z = rmsnorm(o)·ssm_norm × silu(z) per head; out = ssm_out·z
+//
+// The convolution history and the states are the layer's cache. The
+// recurrence runs token by token inside the batch (each head on its own
+// thread), which gives the bits of feeding the tokens one at a time; the
+// chunked form of the recurrence, faster for long prompts, is a later
+// optimisation. The rows of x are read only by the projections.
+func (s *State) deltaNet(out, x []float32, l, n int) {
+	L, d, cache := &s.m.Layers[l], &s.c.Layers[l].Delta, &s.caches[l]
+	S, kd, vd, cd, hv, eps := d.StateDim, d.KDim(), d.VDim(), d.ConvDim(), d.NVHead, s.c.NormEps
+	in := s.input(x, n, s.c.NEmbd)
+	s.matmul(s.qkv, L.Wqkv, in)      // qkv = attn_qkv·x, rows [q | k | v]
+	s.matmul(s.z, L.SsmZ, in)        // z = attn_gate·x
+	s.matmul(s.beta, L.SsmBeta, in)  // beta = ssm_beta·x
+	s.matmul(s.gate, L.SsmAlpha, in) // gate = ssm_alpha·x
+	hist, states := cache.deltaNet(d)
+	for i := range n {
+		beta, g := row(s.beta, i, hv), row(s.gate, i, hv)
+		for h := range hv {
+			beta[h] = sigmoid(beta[h])                   // β = sigmoid(beta)
+			g[h] = softplus(g[h]+L.SsmDt[h]) * L.SsmA[h] // g = softplus(alpha + dt)·a
+		}
+		qkv := row(s.qkv, i, cd)
+		causalConv(s.convRow, L.ConvW, hist, qkv, d.ConvL) // convRow = conv(…, qkv); hist takes qkv
+		for j, c := range s.convRow {
+			qkv[j] = kernels.SiLU(c) // qkv = silu(convRow)
+		}
+		for h := range 2 * d.NKHead {
+			l2Norm(qkv[h*S:(h+1)*S], eps) // q and k heads L2-normed
+		}
+	}
+	s.deltaJob = deltaNetJob{s: s, d: d, states: states, n: n}
+	s.pool.Run(hv, 1, &s.deltaJob) // the v part of each qkv row = o, head by head
+	for i := range n {
+		o, z := row(s.qkv, i, cd)[2*kd:], row(s.z, i, vd)
+		for h := range hv {
+			oh, zh := o[h*S:(h+1)*S], z[h*S:(h+1)*S]
+			kernels.RMSNorm(oh, oh, L.SsmNorm, eps) // o = rmsnorm(o)·ssm_norm
+			kernels.SwiGLU(zh, oh)                  // z = silu(z) × o
+		}
+	}
+	s.matmul(out, L.SsmOut, s.input(s.z, n, vd)) // out = ssm_out·z
 }
 
 // ffn computes a layer's gated feed-forward network of the batch:

@@ -17,6 +17,12 @@ import (
 //     its queries read, so the ring must not overwrite, while writing a
 //     batch, a position an earlier query of the batch still sees.
 //   - A short-convolution layer keeps its previous ConvL−1 inputs (F32).
+//   - A Gated DeltaNet layer keeps its convolution's previous ConvL−1
+//     inputs (ConvDim wide) and one StateDim × StateDim state per value
+//     head, all F32: a fixed size, whatever the context.
+//
+// Convolution and DeltaNet states are recurrent: they hold the sequence
+// summed up to one position and cannot go back to an earlier one.
 
 // CacheKind is what a layer keeps per sequence.
 type CacheKind int
@@ -25,13 +31,23 @@ type CacheKind int
 const (
 	CacheKV   CacheKind = iota // keys and values of Rows positions, FP16; a ring when Rows < the context
 	CacheConv                  // the last Rows inputs of a short convolution, F32
+	// CacheDeltaNet is a DeltaNet layer's convolution history then its
+	// recurrent states, F32, as Rows rows of StateDim values: (ConvL−1)·
+	// ConvDim/StateDim rows of history (ConvDim is a multiple of StateDim),
+	// then NVHead·StateDim rows of state (row j of a head's state is value
+	// j, over the keys).
+	CacheDeltaNet
 )
+
+// Recurrent reports whether the cache sums up the sequence at one position
+// (convolution and DeltaNet states), so that it cannot be rewound.
+func (k CacheKind) Recurrent() bool { return k != CacheKV }
 
 // CacheSpec is one layer's cache for a given context.
 type CacheSpec struct {
 	Kind   CacheKind
-	Rows   int // positions kept: the context, a window ring, or ConvL−1 inputs
-	Width  int // values per row: the key (= value) width, or NEmbd
+	Rows   int // positions kept: the context, a window ring, or ConvL−1 inputs (DeltaNet: see CacheDeltaNet)
+	Width  int // values per row: the key (= value) width, NEmbd, or the DeltaNet state size
 	Window int // attention window (0: the whole context)
 }
 
@@ -41,7 +57,7 @@ func (s CacheSpec) Ring(ctx int) bool { return s.Kind == CacheKV && s.Rows < ctx
 
 // Bytes is the memory of the cache.
 func (s CacheSpec) Bytes() int64 {
-	if s.Kind == CacheConv {
+	if s.Kind.Recurrent() {
 		return int64(s.Rows) * int64(s.Width) * 4
 	}
 	return int64(s.Rows) * int64(s.Width) * 2 /* K and V */ * 2 /* FP16 */
@@ -57,8 +73,12 @@ func (c *Config) CacheSpecs(ctx int) []CacheSpec {
 }
 
 func (l *LayerSpec) cacheSpec(nEmbd, ctx int) CacheSpec {
-	if l.Mixer == MixShortConv {
+	switch l.Mixer {
+	case MixShortConv:
 		return CacheSpec{Kind: CacheConv, Rows: l.ConvL - 1, Width: nEmbd}
+	case MixDeltaNet:
+		d := &l.Delta
+		return CacheSpec{Kind: CacheDeltaNet, Rows: (d.ConvL-1)*d.ConvDim()/d.StateDim + d.NVHead*d.StateDim, Width: d.StateDim}
 	}
 	rows := ctx
 	if w := l.Attn.Window; w > 0 {
@@ -80,7 +100,7 @@ func (c *Config) CacheBytes(ctx int) int64 {
 // CacheCost is the cache memory as a function of the context: at most
 // Fixed + PerToken·ctx bytes, exactly that once the context is longer than
 // every sliding-window ring. Global attention layers make up PerToken;
-// window rings and convolution states are Fixed.
+// window rings, convolution and DeltaNet states are Fixed.
 type CacheCost struct {
 	PerToken, Fixed int64
 }
@@ -104,7 +124,7 @@ func (c *Config) CacheCost() CacheCost {
 type layerCache struct {
 	spec CacheSpec
 	k, v []uint16  // CacheKV: Rows rows of Width, position p in row p % Rows
-	conv []float32 // CacheConv: Rows rows of Width, the oldest input first
+	conv []float32 // recurrent kinds: Rows rows of Width (CacheConv: the oldest input first; CacheDeltaNet: see deltaNet)
 	// first is the oldest position whose key and value rows are valid: a
 	// ring overwrites older ones, and a restored state holds only what a
 	// query at its position needs.
@@ -113,13 +133,21 @@ type layerCache struct {
 
 func newLayerCache(s CacheSpec) layerCache {
 	lc := layerCache{spec: s}
-	if s.Kind == CacheConv {
+	if s.Kind.Recurrent() {
 		lc.conv = make([]float32, s.Rows*s.Width)
 	} else {
 		lc.k = make([]uint16, s.Rows*s.Width)
 		lc.v = make([]uint16, s.Rows*s.Width)
 	}
 	return lc
+}
+
+// deltaNet splits a DeltaNet layer's cache into the convolution's history
+// (the previous ConvL−1 inputs, the oldest first, ConvDim each) and the
+// states (NVHead of StateDim × StateDim).
+func (lc *layerCache) deltaNet(d *DeltaSpec) (hist, states []float32) {
+	n := (d.ConvL - 1) * d.ConvDim()
+	return lc.conv[:n], lc.conv[n:]
 }
 
 // keyRow and valueRow return the rows that hold position p.
@@ -135,13 +163,13 @@ func (lc *layerCache) valueRow(p int) []uint16 {
 
 // canRewind reports whether a sequence whose cache holds pos positions can
 // continue from position n < pos: a ring must still hold every position the
-// next query sees, and a convolution state only knows the latest inputs.
+// next query sees, and a recurrent state only knows the latest position.
 func (lc *layerCache) canRewind(pos, n int) bool {
 	if n >= pos {
 		return true
 	}
 	switch {
-	case lc.spec.Kind == CacheConv:
+	case lc.spec.Kind.Recurrent():
 		return false
 	case n == 0:
 		return true
@@ -153,7 +181,7 @@ func (lc *layerCache) canRewind(pos, n int) bool {
 // overwritten the positions end−Rows−1 and older.
 func (lc *layerCache) wrote(end int) { lc.first = max(lc.first, end-lc.spec.Rows) }
 
-// reset clears a convolution state (zeros before the first token); key and
+// reset clears a recurrent state (zeros before the first token); key and
 // value rows need no clearing, they are written before they are read.
 func (lc *layerCache) reset() {
 	clear(lc.conv)
@@ -171,7 +199,7 @@ func (lc *layerCache) firstNeeded(n int) int {
 
 // stateBytes is the size of what save writes for a sequence at position n.
 func (lc *layerCache) stateBytes(n int) int {
-	if lc.spec.Kind == CacheConv {
+	if lc.spec.Kind.Recurrent() {
 		return 4 * len(lc.conv)
 	}
 	return 2 * 2 * (n - lc.firstNeeded(n)) * lc.spec.Width
@@ -180,9 +208,9 @@ func (lc *layerCache) stateBytes(n int) int {
 // save appends to dst what the layer needs to continue a sequence from
 // position n (which canRewind(pos, n) must allow): the keys, then the values,
 // of positions firstNeeded(n) … n−1 as little-endian FP16, or the
-// convolution history as little-endian F32.
+// recurrent state as little-endian F32.
 func (lc *layerCache) save(dst []byte, n int) []byte {
-	if lc.spec.Kind == CacheConv {
+	if lc.spec.Kind.Recurrent() {
 		return append(dst, f32Bytes(lc.conv)...)
 	}
 	for p := lc.firstNeeded(n); p < n; p++ {
@@ -197,7 +225,7 @@ func (lc *layerCache) save(dst []byte, n int) []byte {
 // load restores, from src as save wrote it for position n, what the layer
 // needs to continue from position p ≤ n (see restorable).
 func (lc *layerCache) load(src []byte, n, p int) {
-	if lc.spec.Kind == CacheConv {
+	if lc.spec.Kind.Recurrent() {
 		copy(f32Bytes(lc.conv), src)
 		return
 	}
@@ -211,10 +239,11 @@ func (lc *layerCache) load(src []byte, n, p int) {
 }
 
 // restorable reports whether what save wrote for position n holds what the
-// layer needs to continue from position p: a convolution state only at n,
-// keys and values when p ≤ n still sees nothing before what was saved.
+// layer needs to continue from position p: a recurrent state only at n
+// (checkpoints of it at earlier positions are a later step), keys and
+// values when p ≤ n still sees nothing before what was saved.
 func (lc *layerCache) restorable(n, p int) bool {
-	if lc.spec.Kind == CacheConv {
+	if lc.spec.Kind.Recurrent() {
 		return p == n
 	}
 	return p <= n && lc.firstNeeded(p) >= lc.firstNeeded(n)
@@ -278,9 +307,9 @@ func f32Bytes(x []float32) []byte {
 }
 
 // rowBytes is the size of one saved row: a key or a value (FP16), or a
-// convolution input (F32).
+// row of a recurrent state (F32).
 func (lc *layerCache) rowBytes() int {
-	if lc.spec.Kind == CacheConv {
+	if lc.spec.Kind.Recurrent() {
 		return 4 * lc.spec.Width
 	}
 	return 2 * lc.spec.Width

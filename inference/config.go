@@ -19,7 +19,7 @@ type RopeStyle int
 // The RoPE layouts.
 const (
 	RopeNorm RopeStyle = iota // consecutive pairs (x[2i], x[2i+1]): llama
-	RopeNeox                  // half-split pairs (x[i], x[i+d/2]): qwen2, qwen3, gemma3, phi3, lfm2
+	RopeNeox                  // half-split pairs (x[i], x[i+d/2]): qwen2, qwen3, gemma3, phi3, lfm2, qwen35
 )
 
 func (s RopeStyle) String() string {
@@ -70,17 +70,21 @@ type Config struct {
 	longRope bool // the file says rope.scaling.type "longrope" (validate: only with LongRoPE factors)
 }
 
-// LayerSpec describes one block: a mixer (attention or a gated short
-// convolution) then a feed-forward network, each read from a normalised copy
-// of the residual stream and added back to it, optionally normalised again
-// before the addition (Gemma's post-norms).
+// LayerSpec describes one block: a mixer (attention, a gated short
+// convolution or a Gated DeltaNet) then a feed-forward network, each read
+// from a normalised copy of the residual stream and added back to it,
+// optionally normalised again before the addition (Gemma's post-norms).
 type LayerSpec struct {
 	Mixer        MixerKind
-	Attn         AttnSpec // when Mixer is MixAttention
-	ConvL        int      // when Mixer is MixShortConv: the kernel length (shortconv.l_cache)
-	PostAttnNorm bool     // the mixer's output is RMS-normed (post_attention_norm) before it is added
+	Attn         AttnSpec  // when Mixer is MixAttention
+	ConvL        int       // when Mixer is MixShortConv: the kernel length (shortconv.l_cache)
+	Delta        DeltaSpec // when Mixer is MixDeltaNet
+	PostAttnNorm bool      // the mixer's output is RMS-normed (post_attention_norm) before it is added
 	FFN          FFNSpec
 	PostFFNNorm  bool // the feed-forward output is RMS-normed (post_ffw_norm) before it is added
+	// FFNNorm names the feed-forward's input norm within the block
+	// ("ffn_norm" when empty; qwen35 calls it "post_attention_norm").
+	FFNNorm string
 }
 
 // MixerKind is what mixes information across positions in a block.
@@ -90,7 +94,24 @@ type MixerKind int
 const (
 	MixAttention MixerKind = iota // causal self-attention over the layer's KV cache
 	MixShortConv                  // lfm2's gated short convolution over the last ConvL positions
+	MixDeltaNet                   // qwen35's Gated DeltaNet: a causal convolution, then a recurrent state per head
 )
+
+// DeltaSpec describes a Gated DeltaNet block (qwen35's linear-attention
+// layers): NKHead query/key heads and NVHead value heads, all of StateDim
+// values (V head h reads Q/K head h mod NKHead), a causal depthwise
+// convolution of ConvL taps over the fused [q | k | v] projection, and per
+// value head a StateDim × StateDim recurrent state.
+type DeltaSpec struct {
+	NKHead, NVHead, StateDim, ConvL int
+}
+
+// KDim is the width of the queries (and of the keys); VDim that of the
+// values, of the z gate and of the output; ConvDim that of the fused
+// projection the convolution runs over.
+func (d *DeltaSpec) KDim() int    { return d.NKHead * d.StateDim }
+func (d *DeltaSpec) VDim() int    { return d.NVHead * d.StateDim }
+func (d *DeltaSpec) ConvDim() int { return 2*d.KDim() + d.VDim() }
 
 // AttnSpec describes an attention block.
 type AttnSpec struct {
@@ -98,6 +119,7 @@ type AttnSpec struct {
 	FusedQKV                bool    // one attn_qkv matrix: rows [Q | K | V] (phi3)
 	QKVBias                 bool    // Q/K/V projections have biases (qwen2)
 	QKNorm                  bool    // Q and K are RMS-normed per head before RoPE (attn_q_norm, attn_k_norm)
+	OutGate                 bool    // attn_q has 2·QDim rows, per head the query then its gate; the output is × sigmoid(gate) (qwen35)
 	Rope                    int     // index in Config.Ropes; -1: no RoPE in this layer (smollm3's NoPE layers)
 	Window                  int     // sliding window: a query sees the Window latest positions, itself included; 0 = all
 	QScale                  float32 // multiplies Q after RoPE (gemma3, phi3: 1/sqrt(head dim)); 1 = none
@@ -164,16 +186,18 @@ func (r *RopeSpec) factorsFor(ctx int) []float32 {
 func (c *Config) KVDim() int { return c.NHeadKV * c.HeadDim }
 
 // Summary describes the layers in a few words, e.g. "26 layers: 22
-// sliding-window (512), 4 global" or "16 layers: 10 short convolution, 6
-// attention".
+// sliding-window (512), 4 global", "16 layers: 10 short convolution, 6
+// attention" or "24 layers: 18 Gated DeltaNet, 6 gated attention".
 func (c *Config) Summary() string {
-	var global, sliding, conv, nope int
+	var global, sliding, conv, delta, nope int
 	window := 0
 	for i := range c.Layers {
 		l := &c.Layers[i]
 		switch {
 		case l.Mixer == MixShortConv:
 			conv++
+		case l.Mixer == MixDeltaNet:
+			delta++
 		case l.Attn.Window > 0:
 			sliding++
 			window = l.Attn.Window
@@ -191,6 +215,9 @@ func (c *Config) Summary() string {
 	}
 	if conv > 0 {
 		parts = append(parts, fmt.Sprintf("%d short convolution", conv), fmt.Sprintf("%d attention", global+sliding))
+	}
+	if delta > 0 {
+		parts = append(parts, fmt.Sprintf("%d Gated DeltaNet", delta), fmt.Sprintf("%d gated attention", global+sliding))
 	}
 	if nope > 0 {
 		parts = append(parts, fmt.Sprintf("%d without RoPE", nope))

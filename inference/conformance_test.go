@@ -126,7 +126,14 @@ var conformanceModels = []struct {
 	{"phi3-tiny-q8_0", 0.03}, {"phi3-tiny-q4_k_m", 0.03},
 	{"lfm2-tiny-q8_0", 0.03}, {"lfm2-tiny-q4_k_m", 0.03},
 	{"smollm3-tiny-q8_0", 0.03}, {"smollm3-tiny-q4_k_m", 0.03},
+	// New architectures (2) of the shared test data: the issue's limits,
+	// 0.03 per row and firstRowTols on the first.
+	{"qwen35-tiny-q8_0", 0.03}, {"qwen35-tiny-q4_k_m", 0.03},
 }
+
+// firstRowTols are the first-row limits of the models whose limit is not
+// firstRowTol (issue 18's 1e-3 for the new architectures of its section).
+var firstRowTols = map[string]float64{"qwen35-tiny-q8_0": 1e-3, "qwen35-tiny-q4_k_m": 1e-3}
 
 // TestConformanceLogits feeds each model the reference's ids one at a time and
 // compares every row of logits with the reference implementation's.
@@ -155,7 +162,10 @@ func TestConformanceLogits(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			worst := 0.0
+			worst, first := 0.0, firstRowTol
+			if v, ok := firstRowTols[tc.name]; ok {
+				first = v
+			}
 			for i, id := range ids {
 				logits, err := s.Forward(id, true)
 				if err != nil {
@@ -163,8 +173,11 @@ func TestConformanceLogits(t *testing.T) {
 				}
 				e := nrmse(logits, ref[i])
 				worst = max(worst, e)
-				if i == 0 && e > firstRowTol {
-					t.Errorf("position 0: nrmse %.3g > %.0e: single-position logits must match the reference closely", e, firstRowTol)
+				if i == 0 && e > first {
+					t.Errorf("position 0: nrmse %.3g > %.0e: single-position logits must match the reference closely", e, first)
+				}
+				if i == 0 {
+					t.Logf("position 0: nrmse %.3g", e)
 				}
 				if e > tc.tol {
 					t.Errorf("position %d: nrmse %.5f > %.3f", i, e, tc.tol)

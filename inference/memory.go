@@ -13,7 +13,7 @@ import (
 // Memory is a report of the memory an engine uses, in bytes.
 type Memory struct {
 	Heap    int64 // live Go heap after a collection: the engine's own memory
-	KVCache int64 // the part of Heap that is the layers' caches (keys and values, convolution states)
+	KVCache int64 // the part of Heap that is the layers' caches (keys and values, convolution and DeltaNet states)
 	Mapped  int64 // size of the mapped model file (in the page cache, not the heap)
 	RSS     int64 // resident set size of the process (includes mapped pages read)
 }
@@ -72,7 +72,7 @@ func procKB(path, key string) int64 {
 // Estimate is the memory a model needs at a given context, in bytes.
 type Estimate struct {
 	Weights int64 // tensor data, mapped from the file
-	KVCache int64 // the layers' caches: FP16 keys and values, convolution states
+	KVCache int64 // the layers' caches: FP16 keys and values, convolution and DeltaNet states (F32)
 	Buffers int64 // activations, RoPE rows and logits
 }
 
@@ -86,13 +86,13 @@ func (m *Model) EstimateMemory(ctx int) Estimate {
 	// The batch buffers of a State (NewState), the logits rows Eval keeps,
 	// the RoPE rows, and the quantized copies of the matmul inputs.
 	b := c.buffers()
-	perToken := 3*c.NEmbd + 2*b.qDim + 2*b.kvDim + b.qkv + b.hb + b.hb2 + b.bcu
+	perToken := 3*c.NEmbd + 2*b.qDim + 2*b.kvDim + b.qkv + b.hb + b.hb2 + b.bcu + b.z + 2*b.heads
 	logitRows := min(maxBatch, max(1, logitBudget/c.NVocab))
-	floats := maxBatch*perToken + logitRows*c.NVocab
+	floats := maxBatch*perToken + logitRows*c.NVocab + b.qkv
 	for _, r := range c.Ropes {
 		floats += maxBatch * r.Dim
 	}
-	acts := maxBatch * 2 * (c.NEmbd + b.qDim + b.hb)
+	acts := maxBatch * 2 * (c.NEmbd + max(b.qDim, b.z) + b.hb)
 	return Estimate{Weights: w, KVCache: c.CacheBytes(ctx), Buffers: int64(4*floats + 4*acts)}
 }
 
@@ -100,9 +100,10 @@ func (m *Model) EstimateMemory(ctx int) Estimate {
 // layer needs (0 for buffers no layer uses).
 type bufferWidths struct {
 	qDim, kvDim int // query and key/value projections
-	qkv         int // a fused Q/K/V projection
+	qkv         int // a fused Q/K/V projection (DeltaNet's too), or a query with its gates
 	hb, hb2     int // the feed-forward hidden buffers (hb2 doubled with a fused ffn_up)
 	bcu         int // a short convolution's input projection
+	z, heads    int // DeltaNet's output gate z (VDim), and its β and α (one per V head)
 }
 
 func (c *Config) buffers() bufferWidths {
@@ -115,8 +116,15 @@ func (c *Config) buffers() bufferWidths {
 			b.qDim = max(b.qDim, l.Attn.QDim())
 			b.kvDim = max(b.kvDim, l.Attn.KVDim())
 			fused = fused || l.Attn.FusedQKV
+			if l.Attn.OutGate {
+				b.qkv = max(b.qkv, 2*l.Attn.QDim())
+			}
 		case MixShortConv:
 			b.bcu = 3 * c.NEmbd
+		case MixDeltaNet:
+			b.qkv = max(b.qkv, l.Delta.ConvDim())
+			b.z = max(b.z, l.Delta.VDim())
+			b.heads = max(b.heads, l.Delta.NVHead)
 		}
 		b.hb = max(b.hb, l.FFN.NFF)
 		fusedUp = fusedUp || l.FFN.FusedUp
@@ -126,7 +134,7 @@ func (c *Config) buffers() bufferWidths {
 		b.hb2 = 2 * b.hb
 	}
 	if fused {
-		b.qkv = b.qDim + 2*b.kvDim
+		b.qkv = max(b.qkv, b.qDim+2*b.kvDim)
 	}
 	return b
 }

@@ -46,3 +46,38 @@ func TestHeapWithinKVBudget(t *testing.T) {
 		})
 	}
 }
+
+// A qwen35 model's DeltaNet layers keep a fixed-size state per sequence
+// (their convolution's previous ConvL−1 inputs and one S×S matrix per V
+// head, F32), whatever the context: the plan counts them as fixed and only
+// the attention layer per token, and a State allocates exactly that.
+func TestDeltaNetCachePlan(t *testing.T) {
+	m := loadTestModel(t, "qwen35-tiny-q8_0")
+	c := &m.Config
+	const delta = 3 * 4 * ((4-1)*512 + 4*64*64) // 3 layers of F32 history and states
+	const perToken = 1 * 2 * 2 * 2 * 64         // 1 attention layer, K and V, FP16, 2 heads of 64
+	if got := c.CacheCost(); got.Fixed != delta || got.PerToken != perToken {
+		t.Fatalf("cache cost %+v, want fixed %d, per token %d", got, delta, perToken)
+	}
+	for _, ctx := range []int{64, 4096} {
+		if got, want := c.CacheBytes(ctx), int64(delta+perToken*ctx); got != want {
+			t.Errorf("context %d: cache %d bytes, want %d", ctx, got, want)
+		}
+	}
+	s, err := m.NewState(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var held int64
+	for i := range s.caches {
+		lc := &s.caches[i]
+		held += int64(4*len(lc.conv) + 2*len(lc.k) + 2*len(lc.v))
+		if want := c.Layers[i].Mixer == MixDeltaNet; lc.spec.Kind.Recurrent() != want {
+			t.Errorf("layer %d: cache kind %d", i, lc.spec.Kind)
+		}
+	}
+	if held != c.CacheBytes(64) {
+		t.Errorf("the state holds %d bytes of cache, the plan says %d", held, c.CacheBytes(64))
+	}
+}

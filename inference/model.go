@@ -38,11 +38,19 @@ type Layer struct {
 	// every channel together), ConvOut projects c × conv(b × u).
 	ConvIn, ConvOut *Matrix
 	ConvW           []float32
-	PostAttnNorm    []float32 // when LayerSpec.PostAttnNorm
-	FFNNorm         []float32
-	Gate, Up        *Matrix // Up has 2·NFF rows, the gate first, when FFNSpec.FusedUp (Gate nil)
-	Down            *Matrix
-	PostFFNNorm     []float32 // when LayerSpec.PostFFNNorm
+	// Gated DeltaNet (MixDeltaNet): Wqkv (above) gives [q | k | v] and
+	// ConvW their convolution kernel tap by tap (ConvL rows of ConvDim);
+	// SsmZ the output gate z, SsmBeta and SsmAlpha one value per V head;
+	// SsmDt the bias of alpha and SsmA the decay rate (−exp(A_log)) per V
+	// head; SsmNorm the per-head output norm (StateDim); SsmOut the output
+	// projection.
+	SsmZ, SsmBeta, SsmAlpha, SsmOut *Matrix
+	SsmDt, SsmA, SsmNorm            []float32
+	PostAttnNorm                    []float32 // when LayerSpec.PostAttnNorm
+	FFNNorm                         []float32
+	Gate, Up                        *Matrix // Up has 2·NFF rows, the gate first, when FFNSpec.FusedUp (Gate nil)
+	Down                            *Matrix
+	PostFFNNorm                     []float32 // when LayerSpec.PostFFNNorm
 }
 
 // Model is a loaded model: its configuration and weights, which point into the
@@ -124,10 +132,14 @@ func (l *loader) layer(L *Layer, spec *LayerSpec, i, nEmbd int) {
 	case MixAttention:
 		a := &spec.Attn
 		qDim, kvDim := a.QDim(), a.KVDim()
+		qRows := qDim
+		if a.OutGate {
+			qRows = 2 * qDim // per head: the query, then its gate
+		}
 		if a.FusedQKV {
 			L.Wqkv = l.matrix(p+"attn_qkv.weight", nEmbd, qDim+2*kvDim)
 		} else {
-			L.Wq = l.matrix(p+"attn_q.weight", nEmbd, qDim)
+			L.Wq = l.matrix(p+"attn_q.weight", nEmbd, qRows)
 			L.Wk = l.matrix(p+"attn_k.weight", nEmbd, kvDim)
 			L.Wv = l.matrix(p+"attn_v.weight", nEmbd, kvDim)
 		}
@@ -144,21 +156,27 @@ func (l *loader) layer(L *Layer, spec *LayerSpec, i, nEmbd int) {
 	case MixShortConv:
 		L.ConvIn = l.matrix(p+"shortconv.in_proj.weight", nEmbd, 3*nEmbd)
 		L.ConvOut = l.matrix(p+"shortconv.out_proj.weight", nEmbd, nEmbd)
-		if w := l.floats(p+"shortconv.conv.weight", spec.ConvL, nEmbd); w != nil {
-			// The file holds each channel's taps together; the convolution
-			// reads each tap across the channels.
-			L.ConvW = make([]float32, len(w))
-			for ch := range nEmbd {
-				for k := range spec.ConvL {
-					L.ConvW[k*nEmbd+ch] = w[ch*spec.ConvL+k]
-				}
-			}
-		}
+		L.ConvW = l.convKernel(p+"shortconv.conv.weight", spec.ConvL, nEmbd)
+	case MixDeltaNet:
+		d := &spec.Delta
+		L.Wqkv = l.matrix(p+"attn_qkv.weight", nEmbd, d.ConvDim())
+		L.SsmZ = l.matrix(p+"attn_gate.weight", nEmbd, d.VDim())
+		L.SsmBeta = l.matrix(p+"ssm_beta.weight", nEmbd, d.NVHead)
+		L.SsmAlpha = l.matrix(p+"ssm_alpha.weight", nEmbd, d.NVHead)
+		L.ConvW = l.convKernel(p+"ssm_conv1d.weight", d.ConvL, d.ConvDim())
+		L.SsmDt = l.vector(p+"ssm_dt.bias", d.NVHead)
+		L.SsmA = l.vector(p+"ssm_a", d.NVHead)
+		L.SsmNorm = l.vector(p+"ssm_norm.weight", d.StateDim)
+		L.SsmOut = l.matrix(p+"ssm_out.weight", d.VDim(), nEmbd)
 	}
 	if spec.PostAttnNorm {
 		L.PostAttnNorm = l.vector(p+"post_attention_norm.weight", nEmbd)
 	}
-	L.FFNNorm = l.vector(p+"ffn_norm.weight", nEmbd)
+	ffnNorm := spec.FFNNorm
+	if ffnNorm == "" {
+		ffnNorm = "ffn_norm"
+	}
+	L.FFNNorm = l.vector(p+ffnNorm+".weight", nEmbd)
 	f := &spec.FFN
 	if f.FusedUp {
 		L.Up = l.matrix(p+"ffn_up.weight", nEmbd, 2*f.NFF)
@@ -232,6 +250,23 @@ func (l *loader) matrix(name string, cols, rows int) *Matrix {
 	return &Matrix{Name: name, Type: t.Type, Rows: int(t.Dims[1]), Cols: cols, RowBytes: rb, Data: t.Data}
 }
 
+// convKernel reads a depthwise convolution kernel of taps taps for channels
+// channels: the file holds each channel's taps together, the convolution
+// reads each tap across the channels, so the result is tap-major.
+func (l *loader) convKernel(name string, taps, channels int) []float32 {
+	w := l.floats(name, taps, channels)
+	if w == nil {
+		return nil
+	}
+	out := make([]float32, len(w))
+	for ch := range channels {
+		for k := range taps {
+			out[k*channels+ch] = w[ch*taps+k]
+		}
+	}
+	return out
+}
+
 // optVector is vector for a tensor that may be absent (nil then, as for an
 // empty name).
 func (l *loader) optVector(name string, n int) []float32 {
@@ -286,7 +321,8 @@ func (l *loader) vector(name string, n int) []float32 {
 // in the order the forward pass reads them.
 func (L *Layer) Matrices() []*Matrix {
 	var out []*Matrix
-	for _, w := range []*Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.ConvIn, L.ConvOut, L.Gate, L.Up, L.Down} {
+	for _, w := range []*Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.ConvIn, L.ConvOut,
+		L.SsmZ, L.SsmBeta, L.SsmAlpha, L.SsmOut, L.Gate, L.Up, L.Down} {
 		if w != nil {
 			out = append(out, w)
 		}

@@ -163,6 +163,7 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 			return true
 		}
 	}
+	drop := func(key string) func(*gguf.KV) bool { return func(e *gguf.KV) bool { return e.Key != key } }
 	for _, c := range []struct {
 		model, name string
 		kv          func(*gguf.KV) bool
@@ -179,6 +180,28 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 		{"gemma3-tiny-q8_0", "missing post-norm", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.4.post_ffw_norm.weight" },
 			`tensor "blk.4.post_ffw_norm.weight" is missing`},
 		{"phi3-tiny-q8_0", "attn_factor NaN", set("phi3.rope.scaling.attn_factor", float32(math.NaN())), nil, "is not a number"},
+		{"qwen35-tiny-q8_0", "missing rope sections", drop("qwen35.rope.dimension_sections"), nil,
+			`metadata "qwen35.rope.dimension_sections": key not found`},
+		{"qwen35-tiny-q8_0", "rope sections not integers", set("qwen35.rope.dimension_sections", "3,3,2"), nil,
+			`"qwen35.rope.dimension_sections" is string, want array of int32`},
+		{"qwen35-tiny-q8_0", "five rope sections", set("qwen35.rope.dimension_sections", []int32{3, 3, 2, 0, 1}), nil,
+			`"qwen35.rope.dimension_sections" has 5 values, want 1 to 4`},
+		{"qwen35-tiny-q8_0", "state size 0", set("qwen35.ssm.state_size", uint32(0)), nil, `"qwen35.ssm.state_size" = 0 is out of range`},
+		{"qwen35-tiny-q8_0", "state size 1024", set("qwen35.ssm.state_size", uint32(1024)), nil, "DeltaNet state size 1024 out of range"},
+		{"qwen35-tiny-q8_0", "missing state size", drop("qwen35.ssm.state_size"), nil, `"qwen35.ssm.state_size": key not found`},
+		{"qwen35-tiny-q8_0", "V heads not a multiple of K heads", set("qwen35.ssm.group_count", uint32(3)), nil,
+			"4 DeltaNet value heads are not a multiple of 3 key heads"},
+		{"qwen35-tiny-q8_0", "inner size", set("qwen35.ssm.inner_size", uint32(300)), nil, "ssm.inner_size 300 is not state size 64 × 4 value heads"},
+		{"qwen35-tiny-q8_0", "conv kernel 1", set("qwen35.ssm.conv_kernel", uint32(1)), nil, "DeltaNet convolution kernel 1 out of range"},
+		{"qwen35-tiny-q8_0", "interval 0", set("qwen35.full_attention_interval", uint32(0)), nil, `"qwen35.full_attention_interval" = 0 is out of range`},
+		{"qwen35-tiny-q8_0", "no attention layer", set("qwen35.full_attention_interval", uint32(8)), nil, "the model has no attention layer"},
+		{"qwen35-tiny-q8_0", "recurrent layers of the wrong length", replace("qwen35.full_attention_interval", "qwen35.attention.recurrent_layers", []bool{true, false}), nil,
+			`"qwen35.attention.recurrent_layers" must hold one bool per layer (4)`},
+		{"qwen35-tiny-q8_0", "recurrent layers elsewhere", replace("qwen35.full_attention_interval", "qwen35.attention.recurrent_layers", []bool{true, true, false, true}), nil,
+			`tensor "blk.2.attn_q.weight" is missing`},
+		{"qwen35-tiny-q8_0", "missing ssm_a", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.1.ssm_a" }, `tensor "blk.1.ssm_a" is missing`},
+		{"qwen35-tiny-q8_0", "single-width attn_q", set("qwen35.attention.head_count", uint32(8)), nil,
+			`tensor "blk.3.attn_q.weight" has shape [256 512], want [256 1024]`},
 		{"smollm3-tiny-q8_0", "longrope outside phi3", replace("smollm3.rope.freq_base", "smollm3.rope.scaling.type", "longrope"), nil,
 			`unsupported rope scaling "longrope"`},
 	} {
@@ -193,6 +216,16 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 			}
 		})
 	}
+	t.Run("qwen35 recurrent layers", func(t *testing.T) {
+		m, err := Load(rewrite(t, "qwen35-tiny-q8_0", replace("qwen35.full_attention_interval", "qwen35.attention.recurrent_layers", []bool{true, true, true, false}), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if got := m.Config.Summary(); got != "4 layers: 3 Gated DeltaNet, 1 gated attention" {
+			t.Errorf("summary %q", got)
+		}
+	})
 	t.Run("phi3 longrope", func(t *testing.T) {
 		m, err := Load(rewrite(t, "phi3-tiny-q8_0", replace("phi3.attention.sliding_window", "phi3.rope.scaling.type", "longrope"), nil))
 		if err != nil {

@@ -23,7 +23,10 @@ type State struct {
 	// layer needs (Config.buffers).
 	x, xb, xb2 []float32  // residual stream, normalised copy, block output (NEmbd)
 	q, k, v    []float32  // projections (qDim, kvDim, kvDim)
-	qkv        []float32  // fused projection, rows [Q | K | V] (when a layer has attn_qkv)
+	qkv        []float32  // fused projection, rows [Q | K | V] (attn_qkv; DeltaNet's), or queries with their gates
+	z          []float32  // DeltaNet's output gate, then its gated output (VDim)
+	beta, gate []float32  // DeltaNet's β and decay g, one per V head
+	convRow    []float32  // one row of DeltaNet's convolution output (ConvDim)
 	att        []float32  // attention output (qDim)
 	hb, hb2    []float32  // feed-forward hidden (nFF; hb2 2·nFF with a fused ffn_up)
 	bcu        []float32  // short convolution's input projection [b | c | u] (3·NEmbd)
@@ -33,9 +36,10 @@ type State struct {
 	one        [1]int32   // the batch of Forward
 	rope       []ropeRows // per Config.Ropes entry: cos and sin of the batch's positions
 
-	pool   *kernels.Pool
-	mm     kernels.MatMulJob
-	attJob attentionJob
+	pool     *kernels.Pool
+	mm       kernels.MatMulJob
+	attJob   attentionJob
+	deltaJob deltaNetJob
 }
 
 // NewState allocates a session with room for ctx positions (0: the model's
@@ -55,6 +59,7 @@ func (m *Model) NewState(ctx, threads int) (*State, error) {
 	s.x, s.xb, s.xb2 = buf(c.NEmbd), buf(c.NEmbd), buf(c.NEmbd)
 	s.q, s.k, s.v, s.att = buf(b.qDim), buf(b.kvDim), buf(b.kvDim), buf(b.qDim)
 	s.qkv, s.hb, s.hb2, s.bcu = buf(b.qkv), buf(b.hb), buf(b.hb2), buf(b.bcu)
+	s.z, s.beta, s.gate, s.convRow = buf(b.z), buf(b.heads), buf(b.heads), make([]float32, b.qkv)
 	for _, spec := range c.CacheSpecs(ctx) {
 		s.caches = append(s.caches, newLayerCache(spec))
 	}
@@ -88,7 +93,7 @@ func (s *State) Pos() int { return s.pos }
 func (s *State) Ctx() int { return s.ctx }
 
 // Reset forgets every consumed token (key and value rows are overwritten as
-// new tokens arrive; convolution states are cleared).
+// new tokens arrive; convolution and DeltaNet states are cleared).
 func (s *State) Reset() {
 	s.pos = 0
 	for i := range s.caches {
@@ -98,7 +103,8 @@ func (s *State) Reset() {
 
 // CanRewind reports whether the state can forget the tokens after the first
 // n and continue from there: always for full KV caches, within limits for
-// sliding-window rings, and never (n < Pos) with a convolution state.
+// sliding-window rings, and never (n < Pos) with a convolution or DeltaNet
+// state.
 func (s *State) CanRewind(n int) bool {
 	if n < 0 || n > s.pos {
 		return false

@@ -60,10 +60,25 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	est := m.EstimateMemory(ctx)
 	p("memory at context %d: weights %.1f MiB (mapped), KV cache %.1f MiB, buffers %.1f MiB, total %.1f MiB\n",
 		ctx, mib(est.Weights), mib(est.KVCache), mib(est.Buffers), mib(est.Weights+est.KVCache+est.Buffers))
+	if rec := recurrentBytes(&c, ctx); rec > 0 {
+		p("  of which recurrent states (convolution, Gated DeltaNet; F32, fixed whatever the context): %.2f MiB\n", mib(rec))
+	}
 	if full := fullKVBytes(&c, ctx); full > est.KVCache {
 		p("  sliding-window layers keep only their window: a full KV cache in every layer would take %.1f MiB\n", mib(full))
 	}
 	return nil
+}
+
+// recurrentBytes is the part of the cache at ctx that recurrent layers
+// (short convolutions, DeltaNet) keep: a fixed size per sequence.
+func recurrentBytes(c *inference.Config, ctx int) int64 {
+	var n int64
+	for _, s := range c.CacheSpecs(ctx) {
+		if s.Kind.Recurrent() {
+			n += s.Bytes()
+		}
+	}
+	return n
 }
 
 // fullKVBytes is the KV cache the model would need at ctx if every attention

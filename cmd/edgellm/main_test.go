@@ -113,6 +113,22 @@ func TestInfo(t *testing.T) {
 			t.Errorf("info lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "recurrent states") {
+		t.Errorf("info of a model without recurrent layers speaks of recurrent states:\n%s", out)
+	}
+	// qwen35: the DeltaNet states (3 layers of 3×512 convolution inputs and
+	// 4 states of 64×64, F32: 0.21 MiB) are counted in the cache, besides
+	// the one attention layer's 256 positions × 2 KV heads × 64 (0.13 MiB).
+	code, out, errs = runCLI(t, "", "info", models+"qwen35-tiny-q8_0.gguf", "-c", "256")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"architecture:  qwen35", "layers:        4 layers: 3 Gated DeltaNet, 1 gated attention",
+		"KV cache 0.3 MiB", "recurrent states (convolution, Gated DeltaNet; F32, fixed whatever the context): 0.21 MiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 func TestErrors(t *testing.T) {
