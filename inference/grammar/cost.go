@@ -31,7 +31,9 @@ func (m *Matcher) own(f *frame) int32 {
 		return m.objectCost(f)
 	case fArray:
 		return arrayCost(g, f)
-	case fString, fKey:
+	case fString:
+		return addCost(stringCost(f), max(g.nodes[f.node].minLength-f.a, 0))
+	case fKey:
 		return stringCost(f)
 	case fKeyLit:
 		return m.keyCost(f)
@@ -49,6 +51,9 @@ func (m *Matcher) own(f *frame) int32 {
 	case fRaw:
 		return m.rawCost(f)
 	case fNumber:
+		if g.nodes[f.node].kind == kInteger {
+			return m.integerCost(f)
+		}
 		switch f.st {
 		case nMinus, nDot, nE, nESign:
 			return 1

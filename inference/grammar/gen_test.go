@@ -37,6 +37,13 @@ func testSchemas(t testing.TB) []string {
 		`{"type":"object","properties":{"a":{"type":"boolean"},"b":{"type":"null"}},"additionalProperties":{"type":"integer"}}`,
 		`{"type":"object","properties":{"answer":{"type":"string"},"confidence":{"type":"number"},"sources":{"type":"array","items":{"type":"object"}}},"required":["answer","confidence","sources"]}`,
 		`{"type":"integer"}`,
+		`{"type":"object","properties":{"room":{"type":"string","minLength":2,"maxLength":12},"on":{"type":"boolean"},
+		  "brightness":{"type":"integer","minimum":0,"maximum":100},"colors":{"type":"array","items":{"type":"string","enum":["red","white"]}}},
+		  "required":["room","on","brightness","colors"],"additionalProperties":false}`,
+		`{"type":"array","items":{"anyOf":[{"type":"integer","minimum":-1000,"maximum":-10},{"type":"integer","exclusiveMinimum":7,"exclusiveMaximum":7000},
+		  {"type":"integer","minimum":123456789012,"maximum":123456789099},{"type":"integer","minimum":0.5,"maximum":3,"exclusiveMaximum":true},
+		  {"type":"integer","maximum":-3},{"type":"integer","minimum":9999999999999990}]},"minItems":1,"maxItems":6}`,
+		`{"type":"object","additionalProperties":{"type":"string","minLength":3,"maxLength":5}}`,
 		`{"enum":["yes","no",1,2.5,null,[true]]}`,
 		`{}`,
 	}

@@ -129,7 +129,12 @@ func (m *Matcher) value(pi, ni int32, c byte, out *[]int32) {
 			return
 		}
 		f.kind, f.st = fString, sChar
-	case kInteger, kNumber:
+	case kInteger:
+		f.kind = fNumber
+		if !intStart(&f, n, c) {
+			return
+		}
+	case kNumber:
 		f.kind = fNumber
 		switch {
 		case c == '-':
@@ -292,8 +297,10 @@ func (m *Matcher) lit(f frame, c byte, out *[]int32) bool {
 // number consumes c in a number. It reports whether the number was already
 // complete, c then belonging to the frame below.
 func (m *Matcher) number(f frame, c byte, out *[]int32) bool {
-	integer := m.g.nodes[f.node].kind == kInteger
-	exp := !integer && (c == 'e' || c == 'E')
+	if m.g.nodes[f.node].kind == kInteger {
+		return m.integer(f, c, out)
+	}
+	exp := c == 'e' || c == 'E'
 	switch f.st {
 	case nMinus:
 		switch {
@@ -308,7 +315,7 @@ func (m *Matcher) number(f frame, c byte, out *[]int32) bool {
 		switch {
 		case f.st == nInt && isDigit(c) && f.a < maxIntDigits:
 			f.a++
-		case c == '.' && !integer:
+		case c == '.':
 			f.st = nDot
 		case exp:
 			f.st = nE
