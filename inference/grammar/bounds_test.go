@@ -128,10 +128,15 @@ func TestIntegerBounds(t *testing.T) {
 			continue
 		}
 		c := newTextChecker(t, v, tc.schema)
+		list := newTextChecker(t, v, `{"type":"array","items":`+tc.schema+`}`)
 		for _, x := range probes(tc.lo, tc.hi) {
 			want := inRange(x, tc.lo, tc.hi)
 			if got := c.complete(x.String()); got != want {
 				t.Errorf("%s: %s accepted %v, want %v", tc.schema, x, got, want)
+			}
+			// followed by a byte of the value around it
+			if got := list.complete("[" + x.String() + "]"); got != want {
+				t.Errorf("%s: [%s] accepted %v, want %v", tc.schema, x, got, want)
 			}
 		}
 		zero := inRange(big.NewInt(0), tc.lo, tc.hi)
@@ -278,34 +283,9 @@ func TestIntegerBoundsRandom(t *testing.T) {
 		return bigOf(s)
 	}
 	satisfies := func(x *big.Int, bs []bound) bool {
-		if new(big.Int).Abs(x).Cmp(big.NewInt(maxIntMagnitude)) > 0 {
-			return false
-		}
-		xr := new(big.Rat).SetInt(x)
-		for _, b := range bs {
-			c := xr.Cmp(b.val)
-			switch b.key {
-			case "minimum":
-				if c < 0 {
-					return false
-				}
-			case "maximum":
-				if c > 0 {
-					return false
-				}
-			case "exclusiveMinimum":
-				if c <= 0 {
-					return false
-				}
-			case "exclusiveMaximum":
-				if c >= 0 {
-					return false
-				}
-			}
-		}
-		return true
+		return new(big.Int).Abs(x).Cmp(big.NewInt(maxIntMagnitude)) <= 0 && withinBounds(new(big.Rat).SetInt(x), bs)
 	}
-	compiled, empty, accepted := 0, 0, 0
+	var counts [3]int // compiled, empty, accepted
 	for iter := 0; iter < 300; iter++ {
 		var bs []bound
 		var near []*big.Int
@@ -358,46 +338,14 @@ func TestIntegerBoundsRandom(t *testing.T) {
 				xs = append(xs, k.Quo(k, big.NewInt(1000)).Add(k, a))
 			}
 		}
-		g, err := CompileSchema([]byte(schema), Options{})
-		if err != nil {
-			if !strings.Contains(err.Error(), "no integer of at most 16 digits is within the bounds") {
-				t.Fatalf("%s: %v", schema, err)
-			}
-			// the range must be empty: none of the candidates satisfies it,
-			// nor does any integer next to a bound
-			empty++
-			for _, x := range xs {
-				if satisfies(x, bs) {
-					t.Fatalf("%s: refused (%v), but %s satisfies it", schema, err, x)
-				}
-			}
-			continue
+		texts := make([]string, len(xs))
+		for i, x := range xs {
+			texts[i] = x.String()
 		}
-		compiled++
-		m, err := g.NewMatcher(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := textChecker{t, m}
-		for _, x := range xs {
-			want := satisfies(x, bs)
-			if want {
-				accepted++
-			}
-			if got := c.complete(x.String()); got != want {
-				t.Fatalf("%s: %s accepted %v, want %v", schema, x, got, want)
-			}
-			if want { // the budget never undercounts along the way
-				s := x.String()
-				for i := 0; i <= len(s); i++ {
-					c.prefix(s[:i])
-					if cc := c.m.CloseCost(); cc > len(s)-i {
-						t.Fatalf("%s: CloseCost after %q = %d, but %q completes it", schema, s[:i], cc, s[i:])
-					}
-				}
-			}
-		}
+		checkDraw(t, v, schema, "no integer of at most 16 digits is within the bounds", texts,
+			func(text string) bool { return satisfies(bigOf(text), bs) }, &counts)
 	}
+	compiled, empty, accepted := counts[0], counts[1], counts[2]
 	if compiled < 100 || empty < 10 || accepted < 1000 {
 		t.Errorf("%d schemas compiled, %d empty, %d integers accepted: the draw is off", compiled, empty, accepted)
 	}
@@ -408,6 +356,71 @@ type bound struct {
 	key string
 	val *big.Rat
 	txt string
+}
+
+// checkDraw compiles schema, with random bounds, and checks it against
+// oracle on texts: the schema is refused with an error containing
+// emptyErr only when oracle accepts none of them, and otherwise the
+// grammar accepts exactly the texts oracle does, with a budget that never
+// undercounts along them. counts adds up the schemas compiled, those
+// refused and the texts accepted.
+func checkDraw(t *testing.T, v *Vocab, schema, emptyErr string, texts []string, oracle func(string) bool, counts *[3]int) {
+	t.Helper()
+	g, err := CompileSchema([]byte(schema), Options{})
+	if err != nil {
+		if !strings.Contains(err.Error(), emptyErr) {
+			t.Fatalf("%s: %v", schema, err)
+		}
+		counts[1]++
+		for _, text := range texts {
+			if oracle(text) {
+				t.Fatalf("%s: refused (%v), but %s is within", schema, err, text)
+			}
+		}
+		return
+	}
+	counts[0]++
+	m, err := g.NewMatcher(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := textChecker{t, m}
+	for _, text := range texts {
+		want := oracle(text)
+		if got := c.complete(text); got != want {
+			t.Fatalf("%s: %q accepted %v, want %v", schema, text, got, want)
+		}
+		if want {
+			counts[2]++
+			checkBudget(t, c, schema, text)
+		}
+	}
+}
+
+// withinBounds reports whether x satisfies every bound of bs.
+func withinBounds(x *big.Rat, bs []bound) bool {
+	for _, b := range bs {
+		c := x.Cmp(b.val)
+		switch b.key {
+		case "minimum":
+			if c < 0 {
+				return false
+			}
+		case "maximum":
+			if c > 0 {
+				return false
+			}
+		case "exclusiveMinimum":
+			if c <= 0 {
+				return false
+			}
+		case "exclusiveMaximum":
+			if c >= 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // findBound returns the floor of bound key among bs, or nil.

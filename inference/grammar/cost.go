@@ -51,8 +51,11 @@ func (m *Matcher) own(f *frame) int32 {
 	case fRaw:
 		return m.rawCost(f)
 	case fNumber:
-		if g.nodes[f.node].kind == kInteger {
+		switch n := &g.nodes[f.node]; {
+		case n.kind == kInteger:
 			return m.integerCost(f)
+		case n.mags != nil:
+			return m.boundedCost(f)
 		}
 		switch f.st {
 		case nMinus, nDot, nE, nESign:

@@ -44,6 +44,8 @@ func testSchemas(t testing.TB) []string {
 		  {"type":"integer","minimum":123456789012,"maximum":123456789099},{"type":"integer","minimum":0.5,"maximum":3,"exclusiveMaximum":true},
 		  {"type":"integer","maximum":-3},{"type":"integer","minimum":9999999999999990}]},"minItems":1,"maxItems":6}`,
 		`{"type":"object","additionalProperties":{"type":"string","minLength":3,"maxLength":5}}`,
+		`{"type":"object","properties":{"confidence":{"type":"number","minimum":0,"maximum":1},"t":{"type":"number","exclusiveMinimum":-12.5,"exclusiveMaximum":-12.25},
+		  "x":{"type":["number","null"],"minimum":99.99,"exclusiveMaximum":100.01},"y":{"type":"number","maximum":-0.001}},"required":["confidence","t","x","y"]}`,
 		`{"enum":["yes","no",1,2.5,null,[true]]}`,
 		`{}`,
 	}

@@ -90,6 +90,9 @@ type node struct {
 	// (nil: none), which enum and const values are checked against
 	ilo, ihi int64
 	bounds   *numBounds
+	// kNumber with bounds: the magnitudes allowed, of positive numbers
+	// and of negative ones (nil: any number)
+	mags *[2]magRange
 
 	// kLiteral
 	lits int32 // literal set

@@ -57,8 +57,14 @@ func (g *Grammar) accepts(ni int32, v any) bool {
 		if !ok {
 			return false
 		}
-		_, err := num.Float64()
-		return err == nil
+		if _, err := num.Float64(); err != nil {
+			return false
+		}
+		if n.bounds == nil {
+			return true
+		}
+		r, ok := parseRat(string(num))
+		return ok && n.bounds.contains(r)
 	case kSeq:
 		if !n.str {
 			return false

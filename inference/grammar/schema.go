@@ -47,12 +47,13 @@ var typeNames = map[string]bool{
 // true), enum, const, items (a schema), minItems, maxItems, anyOf,
 // minLength and maxLength, minimum, maximum, exclusiveMinimum and
 // exclusiveMaximum (numbers; the exclusive ones also as booleans beside
-// minimum and maximum, as in draft 4) for integers, and boolean schemas
-// (true for any value). Bounds are enforced exactly: the integers allowed
-// are those in the range that have at most 16 digits, a bound that is not
-// an integer is rounded inward, "-0" is allowed when 0 is, and bounds that
-// leave no integer are an error. Bounds on numbers that may have a
-// fraction ("type":"number") are not supported. Annotations (title,
+// minimum and maximum, as in draft 4), and boolean schemas (true for any
+// value). Bounds are enforced exactly, within the grammar's number limits:
+// the integers allowed are those in the range that have at most 16 digits
+// (a bound that is not an integer is rounded inward); the numbers allowed
+// are written without an exponent, with at most 16 digits before and after
+// the point, and are those of that form in the range. "-0" is allowed when
+// 0 is. Bounds that leave no value are an error. Annotations (title,
 // description, default, examples, format, $schema, $id, $comment,
 // deprecated, readOnly, writeOnly) are ignored. Any other keyword, anyOf
 // beside other constraints, enum beside const, a required property that is
@@ -256,12 +257,15 @@ func (c *compiler) typed(path, t string, s map[string]any) (int32, error) {
 		}
 		return g.addNode(intNode(lo, hi, b)), nil
 	case "number":
-		for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
-			if _, ok := s[k]; ok {
-				return -1, fmt.Errorf("grammar: schema %s: %s on type number is not supported (only on integer)", path, k)
-			}
+		b, err := readBounds(path, s)
+		if err != nil || b == nil {
+			return nodeAnyNumber, err
 		}
-		return nodeAnyNumber, nil
+		n, err := numberNode(path, s, b)
+		if err != nil {
+			return -1, err
+		}
+		return g.addNode(n), nil
 	case "boolean":
 		w := g.dialect.words()
 		return g.addNode(node{kind: kLiteral, minLen: 4, lits: g.addSet(w[:2], nil)}), nil

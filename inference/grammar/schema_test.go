@@ -29,6 +29,11 @@ func TestCompileErrors(t *testing.T) {
 		{`{"type":"integer","exclusiveMaximum":false}`, `exclusiveMaximum as a boolean needs maximum`},
 		{`{"type":"integer","minimum":1e99999}`, `minimum 1e99999 has an exponent beyond ±1000`},
 		{`{"type":"integer","minimum":0,"enum":[-1,1.5,"1"]}`, `no enum or const value matches`},
+		{`{"type":"number","minimum":1,"exclusiveMaximum":1}`, `#: no number of at most 16 digits before and 16 after the point is within the bounds (minimum 1 exclusiveMaximum 1)`},
+		{`{"type":"number","exclusiveMinimum":0,"maximum":1e-17}`, `no number of at most 16 digits before and 16 after the point`},
+		{`{"type":"number","minimum":1e16}`, `no number of at most 16 digits before and 16 after the point`},
+		{`{"minimum":"0"}`, `minimum must be a number`},
+		{`{"type":"number","maximum":1,"minimum":0,"enum":[2,-0.5]}`, `no enum or const value matches`},
 		{`{"type":"object","anyOf":[{"required":["a"]}]}`, `anyOf together with "type"`},
 		{`{"anyOf":[]}`, `anyOf must be a non-empty list`},
 		{`{"type":"object","properties":{"a":{}},"required":["b"]}`, `required property "b" is not in properties`},
@@ -105,6 +110,14 @@ func TestCompileAccepted(t *testing.T) {
 		{`{"type":"integer","exclusiveMaximum":12,"maximum":13,"enum":[13,12,-1234,1100]}`, 5},
 		{`{"type":"integer","minimum":12,"exclusiveMinimum":true,"enum":[12,12.0,1e3,100.5]}`, 3},
 		{`{"type":"string","minLength":2,"enum":["a","abc","xy"]}`, 4},
+		{`{"type":"number","minimum":0,"maximum":1}`, 1},
+		{`{"minimum":0.25,"maximum":1}`, 1},
+		{`{"type":"number","minimum":0.25,"maximum":0.75}`, 3},
+		{`{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":0.001}`, 6},
+		{`{"type":"number","minimum":-12.5,"maximum":-12.5}`, 5},
+		{`{"type":"number","maximum":-100}`, 4},
+		{`{"type":"number","exclusiveMinimum":-1e300}`, 1},
+		{`{"type":"number","minimum":0,"maximum":1,"enum":[2,0.123,1e-3]}`, 4},
 	} {
 		g, err := CompileSchema([]byte(tc.schema), Options{})
 		if err != nil {

@@ -136,6 +136,12 @@ func (m *Matcher) value(pi, ni int32, c byte, out *[]int32) {
 		}
 	case kNumber:
 		f.kind = fNumber
+		if n.mags != nil {
+			if !boundedStart(&f, n, c) {
+				return
+			}
+			break
+		}
 		switch {
 		case c == '-':
 			f.st = nMinus
@@ -297,8 +303,11 @@ func (m *Matcher) lit(f frame, c byte, out *[]int32) bool {
 // number consumes c in a number. It reports whether the number was already
 // complete, c then belonging to the frame below.
 func (m *Matcher) number(f frame, c byte, out *[]int32) bool {
-	if m.g.nodes[f.node].kind == kInteger {
+	switch n := &m.g.nodes[f.node]; {
+	case n.kind == kInteger:
 		return m.integer(f, c, out)
+	case n.mags != nil:
+		return m.boundedNumber(f, c, out)
 	}
 	exp := c == 'e' || c == 'E'
 	switch f.st {
