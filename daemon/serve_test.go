@@ -316,7 +316,7 @@ func TestServeBadInputs(t *testing.T) {
 		{"messages without a chat template", `{"id":"b9","messages":[{"role":"user","content":"hi"}]}`, api.CodeBadRequest, "messages"},
 		{"bad role", `{"id":"b10","messages":[{"role":"robot","content":"hi"}]}`, api.CodeBadRequest, ""},
 		{"both prompt and messages", `{"id":"b11","prompt":"x","messages":[{"role":"user","content":"hi"}]}`, api.CodeBadRequest, ""},
-		{"unsupported schema keyword", `{"id":"b12","prompt":"x","schema":{"type":"integer","minimum":3}}`, api.CodeBadRequest, "minimum"},
+		{"unsupported schema keyword", `{"id":"b12","prompt":"x","schema":{"type":"string","pattern":"^a"}}`, api.CodeBadRequest, "pattern"},
 		{"empty prompt", `{"id":"b13","prompt":""}`, api.CodeBadRequest, ""},
 		{"trailing data", `{"id":"b14","prompt":"x"} {}`, api.CodeBadRequest, ""},
 		{"tools without a chat template", `{"id":"b15","prompt":"x","tools":[{"type":"function","function":{"name":"f"}}]}`, api.CodeBadRequest, "chat template"},

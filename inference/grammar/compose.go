@@ -38,16 +38,17 @@ func (d Dialect) words() [3]string {
 	return [3]string{"true", "false", "null"}
 }
 
-// dialectString returns the node of a string of at most maxLen characters
-// (-1: any), adding the nodes it is made of.
-func (g *Grammar) dialectString(maxLen int32) node {
+// dialectString returns the node of a string of at least minLen and at most
+// maxLen characters (-1: any), adding the nodes it is made of.
+func (g *Grammar) dialectString(minLen, maxLen int32) node {
 	if g.dialect != DialectGemma {
-		return node{kind: kString, minLen: 2, maxLength: maxLen}
+		return node{kind: kString, minLen: addCost(2, minLen), minLength: minLen, maxLength: maxLen}
 	}
 	open := g.addNode(node{kind: kLiteral, minLen: int32(len(gemmaEscape)), lits: g.addSet([]string{gemmaEscape}, nil)})
-	body := g.addNode(node{kind: kRaw, minLen: int32(len(gemmaEscape)), maxLength: maxLen,
+	body := g.addNode(node{kind: kRaw, minLen: addCost(int32(len(gemmaEscape)), minLen), minLength: minLen, maxLength: maxLen,
 		lits: g.addSet([]string{gemmaEscape}, nil)})
-	return node{kind: kSeq, alts: []int32{open, body}, str: true, maxLength: maxLen, minLen: 2 * int32(len(gemmaEscape))}
+	return node{kind: kSeq, alts: []int32{open, body}, str: true, minLength: minLen, maxLength: maxLen,
+		minLen: addCost(2*int32(len(gemmaEscape)), minLen)}
 }
 
 // openByte, closeByte and colonByte are an object node's punctuation.
@@ -228,7 +229,13 @@ func (m *Matcher) raw(f frame, c byte, out *[]int32) {
 	}
 	if c == term[f.p] {
 		f.p++
-		if int(f.p) == len(term) {
+		if f.a < n.minLength {
+			// Too short to end: the terminator bytes so far must become
+			// content, within the maximum.
+			if int(f.p) == len(term) || n.maxLength >= 0 && f.a+f.p > n.maxLength {
+				return
+			}
+		} else if int(f.p) == len(term) {
 			push(out, f.parent)
 			return
 		}
@@ -253,9 +260,16 @@ func (m *Matcher) raw(f frame, c byte, out *[]int32) {
 }
 
 // rawCost is the fewest bytes that complete free text: the rest of the
-// character being written and of the terminator.
+// character being written and of the terminator, or, when the text is
+// shorter than its minimum, the characters missing and a whole terminator.
+// The terminator bytes matched so far then count as characters: the next
+// byte is the first of the terminator, which turns them into content.
 func (m *Matcher) rawCost(f *frame) int32 {
-	term := m.g.sets[m.g.nodes[f.node].lits].lits[0]
+	n := &m.g.nodes[f.node]
+	term := m.g.sets[n.lits].lits[0]
+	if f.a < n.minLength {
+		return int32(f.u8n) + int32(len(term)) + max(n.minLength-f.a-f.p, 0)
+	}
 	return int32(f.u8n) + int32(len(term)) - f.p
 }
 

@@ -31,7 +31,9 @@ func (m *Matcher) own(f *frame) int32 {
 		return m.objectCost(f)
 	case fArray:
 		return arrayCost(g, f)
-	case fString, fKey:
+	case fString:
+		return addCost(stringCost(f), max(g.nodes[f.node].minLength-f.a, 0))
+	case fKey:
 		return stringCost(f)
 	case fKeyLit:
 		return m.keyCost(f)
@@ -49,6 +51,12 @@ func (m *Matcher) own(f *frame) int32 {
 	case fRaw:
 		return m.rawCost(f)
 	case fNumber:
+		switch n := &g.nodes[f.node]; {
+		case n.kind == kInteger:
+			return m.integerCost(f)
+		case n.mags != nil:
+			return m.boundedCost(f)
+		}
 		switch f.st {
 		case nMinus, nDot, nE, nESign:
 			return 1

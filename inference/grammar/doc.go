@@ -65,7 +65,8 @@
 // Whitespace is allowed where RFC 8259 allows it, but at most
 // [Options.MaxWhitespace] bytes in a row, and never after the complete
 // value. Numbers have at most 16 digits before and after the decimal point
-// and at most 2 exponent digits, so every number fits a float64. Object
+// and at most 2 exponent digits, so every number fits a float64; numbers
+// with bounds (minimum, maximum...) have no exponent. Object
 // properties may come in any order, each declared property at most once;
 // additional property names are distinct from each other and from the
 // declared ones. Strings are valid UTF-8 and escape sequences are checked,

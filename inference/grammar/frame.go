@@ -95,7 +95,11 @@ const (
 //     current character and the range of the next one, hexn = hex digits read.
 //   - fKeyLit, fLit: literals [a, b) of the node's set match the bytes so far,
 //     p = how many bytes that is.
-//   - fNumber: a = integer digits, b = fraction or exponent digits.
+//   - fNumber: a = integer digits, b = fraction or exponent digits; for
+//     integers (kInteger) b = 1 after a minus sign and h = the magnitude of
+//     the digits so far; for numbers with bounds p = flags (numNeg,
+//     numAtLo, numAtHi) and h = the integer digits' value or, after the
+//     point, the fraction digits' value.
 //   - fKeyRec: h = hash of the name, parent = previous record.
 //   - fSeq: a = index of the next element.
 //   - fRep: a = items written.

@@ -83,6 +83,16 @@ type node struct {
 
 	// kString
 	maxLength int32 // < 0: no maximum
+	minLength int32
+
+	// kInteger: the range of the integers the grammar writes, within
+	// ±maxIntMagnitude; kInteger and kNumber: the bounds of the schema
+	// (nil: none), which enum and const values are checked against
+	ilo, ihi int64
+	bounds   *numBounds
+	// kNumber with bounds: the magnitudes allowed, of positive numbers
+	// and of negative ones (nil: any number)
+	mags *[2]magRange
 
 	// kLiteral
 	lits int32 // literal set
@@ -96,15 +106,15 @@ type node struct {
 	bare               bool
 
 	// kSeq: the sequence is a string of the dialect (accepts treats it as
-	// one), with maxLength
+	// one), with minLength and maxLength
 	str bool
 
 	// kRep: items (the repeated node), minItems, maxItems, and sep, the
 	// separator node (-1: none)
 	sep int32
 
-	// kRaw: lits is the one-literal set of the terminator, maxLength bounds
-	// the characters before it
+	// kRaw: lits is the one-literal set of the terminator, minLength and
+	// maxLength bound the characters before it
 }
 
 // prop is a declared object property.
@@ -177,7 +187,7 @@ func newDialectGrammar(opts Options, d Dialect) *Grammar {
 		// Objects with bare keys and no others than the declared ones (so
 		// any object is "{}"), strings between <escape> marks.
 		g.nodes[nodeAnyObject] = node{kind: kObject, minLen: 2, keys: -1, addl: -1, bare: true}
-		g.nodes[nodeAnyString] = g.dialectString(-1)
+		g.nodes[nodeAnyString] = g.dialectString(0, -1)
 		g.strOpen = gemmaEscape[0]
 	}
 	return g

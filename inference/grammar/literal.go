@@ -3,7 +3,6 @@ package grammar
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -49,20 +48,29 @@ func (g *Grammar) accepts(ni int32, v any) bool {
 		return true
 	case kString:
 		s, ok := v.(string)
-		return ok && (n.maxLength < 0 || utf8.RuneCountInString(s) <= int(n.maxLength))
-	case kInteger, kNumber:
+		return ok && n.lengthOK(s)
+	case kInteger:
+		num, ok := v.(json.Number)
+		return ok && n.acceptsInteger(num)
+	case kNumber:
 		num, ok := v.(json.Number)
 		if !ok {
 			return false
 		}
-		f, err := num.Float64()
-		return err == nil && (n.kind == kNumber || f == math.Trunc(f))
+		if _, err := num.Float64(); err != nil {
+			return false
+		}
+		if n.bounds == nil {
+			return true
+		}
+		r, ok := parseRat(string(num))
+		return ok && n.bounds.contains(r)
 	case kSeq:
 		if !n.str {
 			return false
 		}
 		s, ok := v.(string)
-		return ok && g.dialect.validString(s) && (n.maxLength < 0 || utf8.RuneCountInString(s) <= int(n.maxLength))
+		return ok && g.dialect.validString(s) && n.lengthOK(s)
 	case kLiteral:
 		text, err := g.dialect.encodeLit(v)
 		if err != nil {
@@ -75,6 +83,13 @@ func (g *Grammar) accepts(ni int32, v any) bool {
 		}
 	}
 	return false
+}
+
+// lengthOK reports whether string s has as many characters as string node
+// n allows.
+func (n *node) lengthOK(s string) bool {
+	l := utf8.RuneCountInString(s)
+	return l >= int(n.minLength) && (n.maxLength < 0 || l <= int(n.maxLength))
 }
 
 // acceptsObject reports whether object node n allows v.

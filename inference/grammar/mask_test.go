@@ -20,6 +20,9 @@ func maskStates(t testing.TB) []struct{ schema, text string } {
 		{tool, `{"name":"get_`}, {tool, `{"arguments":{"ci`}, {tool, `{"name":"get_weather","arguments":{"city":"`},
 		{enumSchema, "1"}, {enumSchema, ""}, {unionSchema, `"`},
 		{`{"type":"string","maxLength":12}`, `"ab`}, {`{"type":"string","maxLength":40}`, `"`},
+		{`{"type":"integer","minimum":-250,"maximum":1000}`, ""}, {`{"type":"integer","minimum":-250,"maximum":1000}`, "-2"},
+		{`{"type":"integer","minimum":120,"maximum":250}`, "1"}, {`{"type":"string","minLength":5,"maxLength":9}`, `"ab`},
+		{`{"type":"number","minimum":-2.5,"maximum":12.125}`, "12."}, {`{"type":"number","minimum":-2.5,"maximum":12.125}`, "-"},
 	}
 }
 

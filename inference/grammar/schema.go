@@ -20,11 +20,18 @@ var annotations = map[string]bool{
 }
 
 // keywordType maps each supported type-specific keyword to the type it
-// applies to.
+// applies to. The keywords of numbers apply to integers too (see applies).
 var keywordType = map[string]string{
 	"properties": "object", "required": "object", "additionalProperties": "object",
 	"items": "array", "minItems": "array", "maxItems": "array",
-	"maxLength": "string",
+	"minLength": "string", "maxLength": "string",
+	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number", "exclusiveMaximum": "number",
+}
+
+// applies reports whether a keyword of type f (see keywordType) applies to
+// one of types.
+func applies(types []string, f string) bool {
+	return contains(types, f) || f == "number" && contains(types, "integer")
 }
 
 // typeNames are the values of "type".
@@ -37,8 +44,16 @@ var typeNames = map[string]bool{
 //
 // Supported keywords: type (a name or a list of names), properties,
 // required, additionalProperties (false, true or a schema; absent means
-// true), enum, const, items (a schema), minItems, maxItems, anyOf and
-// maxLength, and boolean schemas (true for any value). Annotations (title,
+// true), enum, const, items (a schema), minItems, maxItems, anyOf,
+// minLength and maxLength, minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum (numbers; the exclusive ones also as booleans beside
+// minimum and maximum, as in draft 4), and boolean schemas (true for any
+// value). Bounds are enforced exactly, within the grammar's number limits:
+// the integers allowed are those in the range that have at most 16 digits
+// (a bound that is not an integer is rounded inward); the numbers allowed
+// are written without an exponent, with at most 16 digits before and after
+// the point, and are those of that form in the range. "-0" is allowed when
+// 0 is. Bounds that leave no value are an error. Annotations (title,
 // description, default, examples, format, $schema, $id, $comment,
 // deprecated, readOnly, writeOnly) are ignored. Any other keyword, anyOf
 // beside other constraints, enum beside const, a required property that is
@@ -201,7 +216,7 @@ func schemaTypes(path string, s map[string]any, keys []string) ([]string, error)
 		}
 	}
 	for _, k := range keys {
-		if f := keywordType[k]; f != "" && !contains(types, f) {
+		if f := keywordType[k]; f != "" && !applies(types, f) {
 			return nil, fmt.Errorf("grammar: schema %s: keyword %q does not apply to type %s", path, k, strings.Join(types, ", "))
 		}
 	}
@@ -217,18 +232,40 @@ func (c *compiler) typed(path, t string, s map[string]any) (int32, error) {
 	case "array":
 		return c.array(path, s)
 	case "string":
+		minLen, _, err := count(path, s, "minLength")
+		if err != nil {
+			return -1, err
+		}
 		maxLen, ok, err := count(path, s, "maxLength")
 		if err != nil {
 			return -1, err
 		}
 		if !ok {
 			maxLen = -1
+		} else if maxLen < minLen {
+			return -1, fmt.Errorf("grammar: schema %s: maxLength %d is below minLength %d", path, maxLen, minLen)
 		}
-		return g.addNode(g.dialectString(maxLen)), nil
+		return g.addNode(g.dialectString(minLen, maxLen)), nil
 	case "integer":
-		return g.addNode(node{kind: kInteger, minLen: 1}), nil
+		b, err := readBounds(path, s)
+		if err != nil {
+			return -1, err
+		}
+		lo, hi, err := intRange(path, s, b)
+		if err != nil {
+			return -1, err
+		}
+		return g.addNode(intNode(lo, hi, b)), nil
 	case "number":
-		return nodeAnyNumber, nil
+		b, err := readBounds(path, s)
+		if err != nil || b == nil {
+			return nodeAnyNumber, err
+		}
+		n, err := numberNode(path, s, b)
+		if err != nil {
+			return -1, err
+		}
+		return g.addNode(n), nil
 	case "boolean":
 		w := g.dialect.words()
 		return g.addNode(node{kind: kLiteral, minLen: 4, lits: g.addSet(w[:2], nil)}), nil

@@ -129,8 +129,19 @@ func (m *Matcher) value(pi, ni int32, c byte, out *[]int32) {
 			return
 		}
 		f.kind, f.st = fString, sChar
-	case kInteger, kNumber:
+	case kInteger:
 		f.kind = fNumber
+		if !intStart(&f, n, c) {
+			return
+		}
+	case kNumber:
+		f.kind = fNumber
+		if n.mags != nil {
+			if !boundedStart(&f, n, c) {
+				return
+			}
+			break
+		}
 		switch {
 		case c == '-':
 			f.st = nMinus
@@ -292,8 +303,13 @@ func (m *Matcher) lit(f frame, c byte, out *[]int32) bool {
 // number consumes c in a number. It reports whether the number was already
 // complete, c then belonging to the frame below.
 func (m *Matcher) number(f frame, c byte, out *[]int32) bool {
-	integer := m.g.nodes[f.node].kind == kInteger
-	exp := !integer && (c == 'e' || c == 'E')
+	switch n := &m.g.nodes[f.node]; {
+	case n.kind == kInteger:
+		return m.integer(f, c, out)
+	case n.mags != nil:
+		return m.boundedNumber(f, c, out)
+	}
+	exp := c == 'e' || c == 'E'
 	switch f.st {
 	case nMinus:
 		switch {
@@ -308,7 +324,7 @@ func (m *Matcher) number(f frame, c byte, out *[]int32) bool {
 		switch {
 		case f.st == nInt && isDigit(c) && f.a < maxIntDigits:
 			f.a++
-		case c == '.' && !integer:
+		case c == '.':
 			f.st = nDot
 		case exp:
 			f.st = nE

@@ -16,6 +16,9 @@ func (m *Matcher) str(f frame, c byte, out *[]int32) {
 	switch f.st {
 	case sChar:
 		if c == '"' {
+			if f.kind == fString && f.a < m.g.nodes[f.node].minLength {
+				return
+			}
 			m.endString(f, out)
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"unicode/utf8"
 )
 
@@ -171,6 +172,40 @@ func validateObject(path string, s map[string]any, v any) error {
 	case string:
 		if n, ok := number(s["maxLength"]); ok && float64(utf8.RuneCountInString(v)) > n {
 			return fmt.Errorf("%s: %q longer than %v", path, v, n)
+		}
+		if n, ok := number(s["minLength"]); ok && float64(utf8.RuneCountInString(v)) < n {
+			return fmt.Errorf("%s: %q shorter than %v", path, v, n)
+		}
+	case json.Number:
+		return validateBounds(path, s, v)
+	}
+	return nil
+}
+
+// validateBounds checks number v against minimum, maximum,
+// exclusiveMinimum and exclusiveMaximum (numbers, or booleans as in draft 4).
+func validateBounds(path string, s map[string]any, v json.Number) error {
+	x, ok := new(big.Rat).SetString(v.String())
+	if !ok {
+		return fmt.Errorf("%s: bad number %s", path, v)
+	}
+	exMin, _ := s["exclusiveMinimum"].(bool)
+	exMax, _ := s["exclusiveMaximum"].(bool)
+	for _, c := range []struct {
+		key string
+		bad func(cmp int) bool // of x against the bound
+	}{
+		{"minimum", func(c int) bool { return c < 0 || exMin && c == 0 }},
+		{"maximum", func(c int) bool { return c > 0 || exMax && c == 0 }},
+		{"exclusiveMinimum", func(c int) bool { return c <= 0 }},
+		{"exclusiveMaximum", func(c int) bool { return c >= 0 }},
+	} {
+		b, ok := number(s[c.key])
+		if !ok {
+			continue
+		}
+		if c.bad(x.Cmp(new(big.Rat).SetFloat64(b))) {
+			return fmt.Errorf("%s: %s out of bound %s %v", path, v, c.key, b)
 		}
 	}
 	return nil

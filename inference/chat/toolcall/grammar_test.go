@@ -15,6 +15,8 @@ func schemaTools() []Tool {
 		{Name: "get_time", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
 		{Name: "toggle", Parameters: json.RawMessage(`{"type":"object","properties":{"enabled":{"type":"boolean"}},"required":["enabled"],"additionalProperties":false}`)},
 		{Name: "empty_args"},
+		{Name: "dim", Parameters: json.RawMessage(`{"type":"object","properties":{"level":{"type":"integer","minimum":0,"maximum":100},` +
+			`"fade":{"type":"number","minimum":0,"exclusiveMaximum":10},"label":{"type":"string","minLength":1}},"required":["level"],"additionalProperties":false}`)},
 	}
 }
 
@@ -33,6 +35,10 @@ var grammarCases = map[Syntax][]grammarCase{
 		{`{"arguments": {}, "name": "empty_args"}</tool_call>`, true, []wantCall{{"empty_args", `{}`}}},
 		{`{"name": "get_time", "arguments": {}}</tool_call>`, false, nil}, // city is required
 		{`{"name": "nope", "arguments": {}}</tool_call>`, false, nil},
+		{`{"name": "dim", "arguments": {"level": 100, "fade": 9.5, "label": "x"}}</tool_call>`, true, []wantCall{{"dim", `{"level":100,"fade":9.5,"label":"x"}`}}},
+		{`{"name": "dim", "arguments": {"level": 101}}</tool_call>`, false, nil},            // maximum
+		{`{"name": "dim", "arguments": {"level": 1, "fade": 10}}</tool_call>`, false, nil},  // exclusiveMaximum
+		{`{"name": "dim", "arguments": {"level": 1, "label": ""}}</tool_call>`, false, nil}, // minLength
 	},
 	Llama3JSON: {
 		{"{\"name\": \"get_time\", \"parameters\": {\"city\": \"Paris\"}}\n{\"name\": \"empty_args\", \"parameters\": {}}", true,
@@ -42,6 +48,8 @@ var grammarCases = map[Syntax][]grammarCase{
 	JSON: {
 		{`{"name": "toggle", "arguments": {"enabled": false}}`, true, []wantCall{{"toggle", `{"enabled":false}`}}},
 		{`{"name": "toggle", "arguments": {"enabled": false, "x": 1}}`, false, nil},
+		{`{"name": "dim", "arguments": {"level": 0, "fade": 0.25}}`, true, []wantCall{{"dim", `{"level":0,"fade":0.25}`}}},
+		{`{"name": "dim", "arguments": {"level": 0, "fade": 1e0}}`, false, nil}, // no exponent under bounds
 	},
 	Mistral: {
 		{`[{"name": "get_time", "arguments": {"city": "Oslo"}, "id": "a1b2c3d4e"}, {"name": "empty_args", "arguments": {}}]`, true,
@@ -52,6 +60,7 @@ var grammarCases = map[Syntax][]grammarCase{
 		{`get_time[ARGS]{"city": "Oslo"}[TOOL_CALLS]toggle[ARGS]{"enabled": true}`, true,
 			[]wantCall{{"get_time", `{"city":"Oslo"}`}, {"toggle", `{"enabled":true}`}}},
 		{`get_time[ARGS]{"enabled": true}`, false, nil},
+		{`dim[ARGS]{"level": -1}`, false, nil},
 	},
 	Granite: {
 		{`[{"name": "toggle", "arguments": {"enabled": true}}]`, true, []wantCall{{"toggle", `{"enabled":true}`}}},
@@ -67,11 +76,16 @@ var grammarCases = map[Syntax][]grammarCase{
 			[]wantCall{{"get_time", `{"city":"Paris"}`}, {"toggle", `{"enabled":true}`}, {"empty_args", `{}`}}},
 		{`[toggle(enabled=true)]<|tool_call_end|>`, false, nil},
 		{`[get_time()]<|tool_call_end|>`, false, nil},
+		{`[dim(level=7, fade=0.5, label="a")]<|tool_call_end|>`, true, []wantCall{{"dim", `{"level":7,"fade":0.5,"label":"a"}`}}},
+		{`[dim(level=-0.5)]<|tool_call_end|>`, false, nil},
 	},
 	FunctionGemma: {
 		{`call:get_time{city:<escape>New York<escape>}<end_function_call><start_function_call>call:toggle{enabled:false}<end_function_call>`, true,
 			[]wantCall{{"get_time", `{"city":"New York"}`}, {"toggle", `{"enabled":false}`}}},
 		{`call:get_time{city:"Paris"}<end_function_call>`, false, nil},
+		{`call:dim{level:55,label:<escape>a<escape>}<end_function_call>`, true, []wantCall{{"dim", `{"level":55,"label":"a"}`}}},
+		{`call:dim{level:55,label:<escape><escape>}<end_function_call>`, false, nil},
+		{`call:dim{level:1000}<end_function_call>`, false, nil},
 	},
 }
 
