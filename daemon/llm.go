@@ -180,12 +180,18 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
+	var checkpoint int
 	if e.prefixes != nil {
 		if toks := e.prefixes.Restore(e.state, ids, e.gen.Tokens()); toks != nil {
 			e.gen.Adopt(toks)
 		}
+		// Caches that cannot be rewound (sliding windows, recurrent
+		// states) are also kept where this prompt parts from a kept one.
+		checkpoint = e.prefixes.Checkpoint(e.state, ids, e.gen.Tokens())
 	}
 	res, err := e.gen.Generate(ctx, ids, inference.GenerateOptions{
+		Checkpoint:   checkpoint,
+		OnCheckpoint: e.keepPrefix(ids[:checkpoint]),
 		MaxTokens:    job.MaxTokens,
 		Sampling:     samplerParams(job.Sampling),
 		OnProgress:   job.Progress,

@@ -752,3 +752,43 @@ func TestServeNewArchitecturesReuseKeepsAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestServeSharedSystemPromptFromCheckpoint: requests that share a long
+// system prompt and differ after it (Home Assistant's) reuse it from the
+// third on, also on a model whose state cannot be rewound (qwen35's DeltaNet
+// layers): the second request keeps a checkpoint where it parts from the
+// first. Answers equal those of a daemon without reuse.
+func TestServeSharedSystemPromptFromCheckpoint(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	path := writeConfig(t, t.TempDir(), b, map[string]any{"model.path": modelPath(t, "qwen35-tiny-q8_0.gguf"), "model.context": 1024})
+	c := newClient(t, b, "t-system", "edgellm/pi1/response/#")
+	system := strings.Repeat("The kitchen light is on. The hall light is off. ", 20)
+	ask := func(id, question string) mqtt.Final {
+		c.publish(reqTopic, `{"id":"`+id+`","system":"`+system+`","prompt":"`+question+`","raw":true,"max_tokens":6,"temperature":0}`)
+		f := c.final(id)
+		if f.Status != mqtt.StatusOK || f.Usage.CompletionTokens == 0 {
+			t.Fatalf("%s: %+v", id, f)
+		}
+		return f
+	}
+	d := startServe(t, b, path, Options{})
+	first := ask("q1", "Is the kitchen light on?")
+	ask("q2", "What about the hall?")
+	third := ask("q3", "Which light is off?")
+	if first.Usage.PromptTokens < 500 {
+		t.Fatalf("the prompt is only %d tokens", first.Usage.PromptTokens)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The same questions from a fresh start without reuse: the third again.
+	path2 := writeConfig(t, t.TempDir(), b, map[string]any{"model.path": modelPath(t, "qwen35-tiny-q8_0.gguf"), "model.context": 1024})
+	startServe(t, b, path2, Options{})
+	alone := ask("q3-alone", "Which light is off?")
+	// The questions part at their first letter: what is reused is the
+	// system prompt, all but the last few of the prompt's tokens.
+	if third.Usage.CachedTokens < third.Usage.PromptTokens-40 || third.Text != alone.Text {
+		t.Errorf("third request: %d of %d tokens reused (want all but the question's), %q; alone %q",
+			third.Usage.CachedTokens, third.Usage.PromptTokens, third.Text, alone.Text)
+	}
+}

@@ -71,6 +71,13 @@ type GenerateOptions struct {
 	// the moment to keep its caches (PrefixCache.Store) for layers that
 	// cannot be rewound to it later.
 	OnPrefilled func()
+	// Checkpoint, with OnCheckpoint, prefills the prompt up to that many
+	// tokens first and calls OnCheckpoint with the state holding exactly
+	// them (to keep its caches: PrefixCache.Checkpoint says where), then the
+	// rest. It is ignored when it is not after the reused prefix and before
+	// the prompt's last token.
+	Checkpoint   int
+	OnCheckpoint func()
 	// ReusePrefix keeps the KV cache of the longest common prefix of this
 	// prompt and the tokens of the previous generation (its prompt and
 	// output), and prefills only the rest (Result.CachedTokens says how
@@ -175,6 +182,26 @@ func (g *Generator) Prefill(ctx context.Context, prompt []int32) ([]float32, err
 	return g.prefill(ctx, prompt, nil)
 }
 
+// prefillPart consumes prompt tokens without computing logits, calling
+// progress (when set) after each batch.
+func (g *Generator) prefillPart(ctx context.Context, prompt []int32, progress func()) error {
+	s := g.State
+	if n := s.Pos() + len(prompt); n > s.Ctx() {
+		return fmt.Errorf("inference: prompt of %d tokens does not fit in the context of %d tokens", n, s.Ctx())
+	}
+	for step := s.MaxBatch(); len(prompt) > 0; {
+		part := prompt[:min(step, len(prompt))]
+		if _, err := s.Prefill(ctx, part, false); err != nil {
+			return err
+		}
+		if progress != nil {
+			progress()
+		}
+		prompt = prompt[len(part):]
+	}
+	return nil
+}
+
 // prefill is Prefill calling progress after each batch.
 func (g *Generator) prefill(ctx context.Context, prompt []int32, progress func()) ([]float32, error) {
 	s := g.State
@@ -249,7 +276,18 @@ func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateO
 	g.kv = append(g.kv[:reuse], prompt[reuse:]...)
 	g.stream.Reset()
 	start := time.Now()
-	logits, err := g.prefill(ctx, prompt[reuse:], opts.OnProgress)
+	from := reuse
+	var err error
+	if cp := opts.Checkpoint; opts.OnCheckpoint != nil && cp > reuse && cp < len(prompt) {
+		if err = g.prefillPart(ctx, prompt[reuse:cp], opts.OnProgress); err == nil {
+			opts.OnCheckpoint()
+			from = cp
+		}
+	}
+	var logits []float32
+	if err == nil {
+		logits, err = g.prefill(ctx, prompt[from:], opts.OnProgress)
+	}
 	if err != nil {
 		g.kv = g.kv[:0]
 		s.Reset()

@@ -6,9 +6,14 @@ package inference
 // the least recently used prompt first. It is not safe for concurrent use.
 //
 // A model whose layers all keep full key/value caches can reuse any prefix
-// of a kept prompt. A sliding-window ring or a convolution state cannot be
-// rewound, so with such layers a kept prompt is reused only by a prompt that
-// extends it whole; otherwise the request prefills, never reusing wrongly.
+// of a kept prompt. A sliding-window ring or a recurrent state (a
+// convolution's, a DeltaNet's) cannot be rewound, so with such layers a kept
+// prompt is reused only by a prompt that extends it whole; otherwise the
+// request prefills, never reusing wrongly. Checkpoint then names where the
+// request's prompt parts from the kept one, so the generation can keep the
+// caches there too: the next prompt that shares that prefix (Home
+// Assistant's fixed system prompt and tools, with another question after
+// them) reuses it.
 type PrefixCache struct {
 	budget int64
 	used   int64
@@ -61,7 +66,7 @@ func (c *PrefixCache) Store(s *State, tokens []int32) {
 	}
 	kept := c.items[:0]
 	for _, it := range c.items {
-		if commonPrefix(it.tokens, tokens) == len(it.tokens) { // a prefix of the new one
+		if m := len(it.tokens); commonPrefix(it.tokens, tokens) == m && s.restorable(n, m) { // a prefix of the new one, which restores it
 			c.used -= int64(len(it.data))
 			continue
 		}
@@ -98,10 +103,7 @@ func (c *PrefixCache) evict() {
 // when nothing better is kept.
 func (c *PrefixCache) Restore(s *State, prompt, current []int32) []int32 {
 	limit := len(prompt) - 1 // the last prompt token gives the logits
-	bestLen := min(commonPrefix(current, prompt), limit)
-	if s.Pos() != len(current) || !s.CanRewind(bestLen) {
-		bestLen = 0
-	}
+	bestLen := selfReuse(s, prompt, current)
 	var best *prefixItem
 	for _, it := range c.items {
 		n := len(it.tokens)
@@ -118,4 +120,40 @@ func (c *PrefixCache) Restore(s *State, prompt, current []int32) []int32 {
 	s.Reset()
 	s.loadCaches(best.data, len(best.tokens), bestLen)
 	return best.tokens[:bestLen]
+}
+
+// MinCheckpoint is the shortest prefix Checkpoint proposes: shorter ones
+// cost a cache copy for little prefill.
+const MinCheckpoint = 16
+
+// selfReuse is how much of prompt the state reuses by itself: the prefix
+// it shares with current (the tokens in s, see Generator.Tokens), short of
+// the last prompt token, when the state can go back to it.
+func selfReuse(s *State, prompt, current []int32) int {
+	n := min(commonPrefix(current, prompt), len(prompt)-1)
+	if n < 0 || s.Pos() != len(current) || !s.CanRewind(n) {
+		return 0
+	}
+	return n
+}
+
+// Checkpoint returns the position at which prompt parts from the kept
+// prompt it shares most with, when keeping the caches there would let a
+// later prompt reuse more than this one can (what the state reuses of
+// current, the tokens in s after Restore): that happens only with caches
+// that cannot be rewound. It returns 0 when there is no such position, or
+// it is shorter than MinCheckpoint or not before the prompt's last token.
+func (c *PrefixCache) Checkpoint(s *State, prompt, current []int32) int {
+	reusable := selfReuse(s, prompt, current)
+	best := 0
+	for _, it := range c.items {
+		p := commonPrefix(it.tokens, prompt)
+		if p > best && p > reusable && p < len(prompt)-1 && !s.restorable(len(it.tokens), p) {
+			best = p
+		}
+	}
+	if best < MinCheckpoint {
+		return 0
+	}
+	return best
 }

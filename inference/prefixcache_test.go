@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"context"
 	"slices"
 	"testing"
 )
@@ -48,5 +49,70 @@ func TestPrefixCache(t *testing.T) {
 	// All of c but its last token, which gives the logits.
 	if toks := pc.Restore(s, c, nil); len(toks) != 99 {
 		t.Fatalf("c: restored %d tokens, want 99", len(toks))
+	}
+}
+
+// TestCheckpointReusesSharedPrefix: Home Assistant's case. Prompts share a
+// 500-token system prompt and differ after it. With caches that cannot be
+// rewound (a DeltaNet or convolution state, a sliding-window ring) the
+// second prompt keeps a checkpoint where it parts from the first, and the
+// third reuses it; with full KV caches the second already reuses the
+// prefix and no checkpoint is needed. Outputs equal a fresh state's.
+func TestCheckpointReusesSharedPrefix(t *testing.T) {
+	system := cachePrompt(7, 500)
+	ask := func(seed int) []int32 {
+		q := cachePrompt(seed, 21)[1:] // without its leading 1
+		q[0] = int32(10 + seed)        // parts from the others at once
+		return append(slices.Clone(system), q...)
+	}
+	for _, name := range []string{"qwen35-tiny-q8_0", "lfm2-tiny-q8_0", "gemma3-tiny-q8_0", "qwen3-tiny-q8_0"} {
+		t.Run(name, func(t *testing.T) {
+			m, err := Load("../testdata/models/" + name + ".gguf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			newState := func() (*State, *Generator) {
+				s, err := m.NewState(1024, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(s.Close)
+				return s, NewGenerator(s, m.Tokenizer)
+			}
+			s, g := newState()
+			_, fresh := newState()
+			rewinds := s.restorable(len(system)+20, len(system))
+			pc := NewPrefixCache(1 << 30)
+			run := func(prompt []int32) (Result, int) {
+				if toks := pc.Restore(s, prompt, g.Tokens()); toks != nil {
+					g.Adopt(toks)
+				}
+				cp := pc.Checkpoint(s, prompt, g.Tokens())
+				res, err := g.Generate(context.Background(), prompt, GenerateOptions{MaxTokens: 20, Sampling: greedy(), ReusePrefix: true,
+					Checkpoint: cp, OnCheckpoint: func() { pc.Store(s, prompt[:cp]) }, OnPrefilled: func() { pc.Store(s, prompt) }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				greedyText(t, fresh, prompt)
+				if got, want := g.Tokens(), fresh.Tokens(); !slices.Equal(got, want) {
+					t.Fatalf("prompt of %d: with reuse %v, fresh %v", len(prompt), got, want)
+				}
+				return res, cp
+			}
+			if res, cp := run(ask(1)); res.CachedTokens != 0 || cp != 0 {
+				t.Errorf("first prompt: %d reused, checkpoint at %d", res.CachedTokens, cp)
+			}
+			res, cp := run(ask(2))
+			switch {
+			case rewinds && (res.CachedTokens != len(system) || cp != 0):
+				t.Errorf("second prompt, full caches: %d reused (want %d), checkpoint at %d (want none)", res.CachedTokens, len(system), cp)
+			case !rewinds && (res.CachedTokens != 0 || cp != len(system)):
+				t.Errorf("second prompt: %d reused (want 0), checkpoint at %d (want %d)", res.CachedTokens, cp, len(system))
+			}
+			if res, _ := run(ask(3)); res.CachedTokens != len(system) {
+				t.Errorf("third prompt: %d tokens reused, want the system prompt's %d", res.CachedTokens, len(system))
+			}
+		})
 	}
 }
