@@ -21,6 +21,7 @@ func TestValidate(t *testing.T) {
 		{"both", Request{Prompt: "a", Messages: []Message{{Role: RoleUser, Content: "b"}}}, "messages", "not both"},
 		{"max_tokens 0", Request{Prompt: "a", MaxTokens: &n}, "max_tokens", "between 1 and 100"},
 		{"hot", Request{Prompt: "a", Temperature: &temp}, "temperature", "between 0 and 5"},
+		{"repeat_penalty 0", Request{Prompt: "a", RepeatPenalty: new(0.0)}, "repeat_penalty", "in (0, 10]"},
 		{"empty stop", Request{Prompt: "a", Stop: []string{""}}, "stop", "stop[0] must be 1 to 256 bytes"},
 		{"schema not object", Request{Prompt: "a", Schema: json.RawMessage(`[1]`)}, "schema", "must be a JSON Schema object"},
 		{"last turn assistant", Request{Messages: []Message{{Role: RoleUser, Content: "a"}, {Role: RoleAssistant, Content: "b"}}}, "messages", "last message must be from user or tool"},

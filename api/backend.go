@@ -28,4 +28,11 @@ type ModelInfo struct {
 	Context int
 	// Created is when the model was loaded, in Unix seconds.
 	Created int64
+	// Family is the model's architecture (GGUF general.architecture, e.g.
+	// "qwen3"); Quantization the type most of its tensors have (e.g.
+	// "Q8_0"); Parameters how many weights it has; Size the file's bytes.
+	Family       string
+	Quantization string
+	Parameters   int64
+	Size         int64
 }

@@ -160,7 +160,7 @@ func NewJob(id string, req *api.Request, cfg *Config) Job {
 			TopP:          pick(req.TopP, s.TopP),
 			TopK:          pick(req.TopK, s.TopK),
 			MinP:          pick(req.MinP, s.MinP),
-			RepeatPenalty: s.RepeatPenalty,
+			RepeatPenalty: pick(req.RepeatPenalty, s.RepeatPenalty),
 		},
 	}
 	if req.MaxTokens != nil {
