@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ var keywordType = map[string]string{
 	"properties": "object", "required": "object", "additionalProperties": "object",
 	"items": "array", "minItems": "array", "maxItems": "array",
 	"maxLength": "string",
+	"minimum":   "integer", "maximum": "integer",
 }
 
 // typeNames are the values of "type".
@@ -37,8 +39,9 @@ var typeNames = map[string]bool{
 //
 // Supported keywords: type (a name or a list of names), properties,
 // required, additionalProperties (false, true or a schema; absent means
-// true), enum, const, items (a schema), minItems, maxItems, anyOf and
-// maxLength, and boolean schemas (true for any value). Annotations (title,
+// true), enum, const, items (a schema), minItems, maxItems, anyOf,
+// maxLength, minimum with maximum for integers (a range of at most
+// MaxIntRange), and boolean schemas (true for any value). Annotations (title,
 // description, default, examples, format, $schema, $id, $comment,
 // deprecated, readOnly, writeOnly) are ignored. Any other keyword, anyOf
 // beside other constraints, enum beside const, a required property that is
@@ -226,7 +229,18 @@ func (c *compiler) typed(path, t string, s map[string]any) (int32, error) {
 		}
 		return g.addNode(g.dialectString(maxLen)), nil
 	case "integer":
-		return g.addNode(node{kind: kInteger, minLen: 1}), nil
+		lits, err := intRange(path, s)
+		if err != nil {
+			return -1, err
+		}
+		if lits == nil {
+			return g.addNode(node{kind: kInteger, minLen: 1}), nil
+		}
+		minLen := int32(len(lits[0]))
+		for _, l := range lits {
+			minLen = min(minLen, int32(len(l)))
+		}
+		return g.addNode(node{kind: kLiteral, minLen: minLen, lits: g.addSet(lits, nil)}), nil
 	case "number":
 		return nodeAnyNumber, nil
 	case "boolean":
@@ -439,6 +453,52 @@ func (c *compiler) minOf(nodes []int32) int32 {
 		m = min(m, c.g.nodes[ni].minLen)
 	}
 	return m
+}
+
+// MaxIntRange bounds how many integers minimum and maximum may allow: the
+// range is compiled as the list of its integers.
+const MaxIntRange = 1024
+
+// intRange returns the integers from minimum to maximum of an integer
+// schema s, written in decimal; nil without the two. They are supported
+// together only, spanning at most MaxIntRange integers.
+func intRange(path string, s map[string]any) ([]string, error) {
+	lo, hasLo := s["minimum"]
+	hi, hasHi := s["maximum"]
+	if !hasLo && !hasHi {
+		return nil, nil
+	}
+	if !hasLo || !hasHi {
+		return nil, fmt.Errorf("grammar: schema %s: minimum and maximum are supported together only (a range of at most %d integers)", path, MaxIntRange)
+	}
+	bound := func(key string, v any, round func(float64) float64) (int64, error) {
+		num, ok := v.(json.Number)
+		if ok {
+			if f, err := num.Float64(); err == nil && math.Abs(f) < 1<<53 {
+				return int64(round(f)), nil
+			}
+		}
+		return 0, fmt.Errorf("grammar: schema %s: %s must be a number below 2^53 in magnitude, got %s", path, key, describe(v))
+	}
+	from, err := bound("minimum", lo, math.Ceil)
+	if err != nil {
+		return nil, err
+	}
+	to, err := bound("maximum", hi, math.Floor)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case to < from:
+		return nil, fmt.Errorf("grammar: schema %s: no integer lies between minimum %s and maximum %s", path, describe(lo), describe(hi))
+	case to-from >= MaxIntRange:
+		return nil, fmt.Errorf("grammar: schema %s: minimum %s to maximum %s spans more than %d integers, the most supported", path, describe(lo), describe(hi), MaxIntRange)
+	}
+	lits := make([]string, 0, to-from+1)
+	for i := from; i <= to; i++ {
+		lits = append(lits, strconv.FormatInt(i, 10))
+	}
+	return lits, nil
 }
 
 // count reads the non-negative integer keyword key of s.

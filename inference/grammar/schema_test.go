@@ -9,7 +9,11 @@ import (
 func TestCompileErrors(t *testing.T) {
 	for _, tc := range []struct{ schema, want string }{
 		{`{"type":"string","pattern":"^a"}`, `#: unsupported keyword "pattern"`},
-		{`{"type":"object","properties":{"a":{"type":"integer","minimum":0}}}`, `#/properties/a: unsupported keyword "minimum"`},
+		{`{"type":"object","properties":{"a":{"type":"integer","minimum":0}}}`, `#/properties/a: minimum and maximum are supported together only`},
+		{`{"type":"integer","minimum":0,"maximum":5000}`, `spans more than 1024 integers`},
+		{`{"type":"integer","minimum":2.5,"maximum":2.7}`, `no integer lies between`},
+		{`{"type":"number","minimum":0,"maximum":1}`, `keyword "maximum" does not apply to type number`},
+		{`{"type":"integer","minimum":"0","maximum":1}`, `minimum must be a number`},
 		{`{"oneOf":[{"type":"string"}]}`, `unsupported keyword "oneOf"`},
 		{`{"$ref":"#/$defs/a"}`, `unsupported keyword "$ref"`},
 		{`{"type":"array","items":{"type":"string","minLength":1}}`, `#/items: unsupported keyword "minLength"`},
@@ -75,6 +79,8 @@ func TestCompileAccepted(t *testing.T) {
 		{`{"anyOf":[{"type":"boolean"},{"type":"array","minItems":1}]}`, 3},
 		{`{"properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}`, len32(`{"a":0}`)},
 		{`{"items":{"type":"string"},"maxItems":0}`, 2},
+		{`{"type":"integer","minimum":-12.5,"maximum":-10}`, 3},
+		{`{"minimum":7,"maximum":7}`, 1},
 	} {
 		g, err := CompileSchema([]byte(tc.schema), Options{})
 		if err != nil {
