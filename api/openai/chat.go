@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/api/internal/web"
 )
 
 // chat answers POST /v1/chat/completions.
@@ -35,8 +35,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, cr *chatRequest, r
 	// OpenAI clients must see calls only as tool_calls, so the content of
 	// such a stream is held and sent whole, without the calls, at the end.
 	holdText := len(req.Tools) > 0 && (req.ToolChoice == nil || req.ToolChoice.Mode != api.ToolChoiceNone)
-	rsp := newResponder(req.Stream)
-	rsp.holdText = holdText
+	rsp := api.NewBuffered(req.Stream, holdText)
 	// The request's context ends when the client goes away: the backend
 	// then cancels the job.
 	if err := h.opts.Backend.Submit(r.Context(), req, rsp); err != nil {
@@ -48,12 +47,12 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, cr *chatRequest, r
 		h.stream(r.Context(), w, rsp, c, cr.StreamOptions != nil && cr.StreamOptions.IncludeUsage)
 		return
 	}
-	select {
-	case a := <-rsp.final:
-		if a.Error != nil {
-			writeAPIError(w, a.Error)
-			return
-		}
+	a, ok := web.Await(r.Context(), rsp)
+	switch {
+	case !ok: // the client is gone; the backend cancels the job
+	case a.Error != nil:
+		writeAPIError(w, a.Error)
+	default:
 		msg := map[string]any{"role": "assistant", "content": nullIfEmpty(a.Text)}
 		if a.Reasoning != "" {
 			msg["reasoning_content"] = a.Reasoning
@@ -66,8 +65,6 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, cr *chatRequest, r
 			"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finishReason(a.FinishReason), "logprobs": nil}},
 			"usage":   usage(a.Usage),
 		})
-	case <-r.Context().Done():
-		// The client is gone; the backend cancels the job.
 	}
 }
 
@@ -89,194 +86,55 @@ func (c completion) chunk(delta map[string]any, finish any) map[string]any {
 // stream answers as server-sent events: a first delta with the role, the
 // text and reasoning as they come, tool calls as indexed fragments, a last
 // chunk with the finish reason, the usage when asked, and [DONE].
-func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *responder, c completion, includeUsage bool) {
-	fl, _ := w.(http.Flusher)
-	// The stream starts at the first chunk or a successful final answer,
-	// so a job that fails before it has produced anything (a request the
-	// engine refuses) is answered with its HTTP error status instead.
-	started := false
-	var send func(v any) bool
-	start := func() bool {
-		if started {
-			return true
+func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *api.Buffered, c completion, includeUsage bool) {
+	st := &web.Stream{W: w, Rsp: rsp, ContentType: "text/event-stream",
+		Frame: func(b []byte) []byte { return fmt.Appendf(nil, "data: %s\n\n", b) }}
+	// Home Assistant streams to TTS only after the role arrives.
+	st.Begin = func() bool { return st.Send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil)) }
+	a, ok := st.Run(ctx, func(p api.Piece) any {
+		key := "content"
+		if p.Reasoning {
+			key = "reasoning_content"
 		}
-		started = true
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
-		// Home Assistant streams to TTS only after the role arrives.
-		return send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		return c.chunk(map[string]any{key: p.Text}, nil)
+	})
+	switch {
+	case !ok:
+		return
+	case !st.Started() && a.Error != nil:
+		writeAPIError(w, a.Error)
+		return
+	case a.Error != nil:
+		// openai-python raises on a data line with an error key.
+		_, d := apiError(a.Error)
+		st.Send(errorBody{Error: d})
+		return
 	}
-	send = func(v any) bool {
-		b, err := json.Marshal(v)
-		if err == nil {
-			_, err = fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		if err != nil {
-			rsp.fail(err)
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
+	if rsp.HoldsText() && a.Text != "" && !st.Send(c.chunk(map[string]any{"content": a.Text}, nil)) {
+		return
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-rsp.wake:
-			if !start() {
-				return
-			}
-			for _, p := range rsp.take() {
-				key := "content"
-				if p.reasoning {
-					key = "reasoning_content"
-				}
-				if !send(c.chunk(map[string]any{key: p.text}, nil)) {
-					return
-				}
-			}
-		case a := <-rsp.final:
-			pending := rsp.take() // chunks that came with the final answer
-			if !started && a.Error != nil && len(pending) == 0 {
-				writeAPIError(w, a.Error)
-				return
-			}
-			if !start() {
-				return
-			}
-			for _, p := range pending {
-				key := "content"
-				if p.reasoning {
-					key = "reasoning_content"
-				}
-				if !send(c.chunk(map[string]any{key: p.text}, nil)) {
-					return
-				}
-			}
-			if rsp.holdText && a.Text != "" && a.Error == nil {
-				if !send(c.chunk(map[string]any{"content": a.Text}, nil)) {
-					return
-				}
-			}
-			if a.Error != nil {
-				// openai-python raises on a data line with an error key.
-				_, d := apiError(a.Error)
-				send(errorBody{Error: d})
-				return
-			}
-			for i, tc := range a.ToolCalls {
-				// The first fragment of each call carries its id and name,
-				// the next its arguments, as OpenAI streams them.
-				first := map[string]any{"index": i, "id": tc.ID, "type": "function",
-					"function": map[string]any{"name": tc.Name, "arguments": ""}}
-				args := map[string]any{"index": i, "function": map[string]any{"arguments": argumentString(tc.Arguments)}}
-				if !send(c.chunk(map[string]any{"tool_calls": []any{first}}, nil)) ||
-					!send(c.chunk(map[string]any{"tool_calls": []any{args}}, nil)) {
-					return
-				}
-			}
-			if !send(c.chunk(map[string]any{}, finishReason(a.FinishReason))) {
-				return
-			}
-			if includeUsage {
-				u := map[string]any{"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.model,
-					"choices": []any{}, "usage": usage(a.Usage)}
-				if !send(u) {
-					return
-				}
-			}
-			if _, err := fmt.Fprint(w, "data: [DONE]\n\n"); err == nil && fl != nil {
-				fl.Flush()
-			}
+	for i, tc := range a.ToolCalls {
+		// The first fragment of each call carries its id and name, the
+		// next its arguments, as OpenAI streams them.
+		first := map[string]any{"index": i, "id": tc.ID, "type": "function",
+			"function": map[string]any{"name": tc.Name, "arguments": ""}}
+		args := map[string]any{"index": i, "function": map[string]any{"arguments": argumentString(tc.Arguments)}}
+		if !st.Send(c.chunk(map[string]any{"tool_calls": []any{first}}, nil)) ||
+			!st.Send(c.chunk(map[string]any{"tool_calls": []any{args}}, nil)) {
 			return
 		}
 	}
-}
-
-// piece is a chunk of text or reasoning waiting to be sent.
-type piece struct {
-	text      string
-	reasoning bool
-}
-
-// responder is the api.Responder of one HTTP request. The worker's chunks
-// are buffered and the handler's goroutine writes them, so a slow client
-// never slows decoding; once a write failed (the client is gone) the next
-// chunk is refused, which stops the job.
-type responder struct {
-	streaming bool
-	holdText  bool            // drop text chunks: the final answer's text is sent instead
-	wake      chan struct{}   // a chunk is pending
-	final     chan api.Answer // the final answer, once
-
-	mu      sync.Mutex
-	pending []piece
-	gone    error
-}
-
-func newResponder(streaming bool) *responder {
-	return &responder{streaming: streaming, wake: make(chan struct{}, 1), final: make(chan api.Answer, 1)}
-}
-
-// Text takes a chunk of the answer.
-func (r *responder) Text(chunk string) error { return r.add(piece{text: chunk}) }
-
-// Reasoning takes a chunk of the reasoning.
-func (r *responder) Reasoning(chunk string) error { return r.add(piece{text: chunk, reasoning: true}) }
-
-func (r *responder) add(p piece) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.gone != nil {
-		return r.gone
+	if !st.Send(c.chunk(map[string]any{}, finishReason(a.FinishReason))) {
+		return
 	}
-	if !r.streaming || p.text == "" || r.holdText && !p.reasoning {
-		return nil
-	}
-	r.pending = append(r.pending, p)
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// Final takes the final answer; it never blocks (the channel holds one).
-func (r *responder) Final(a api.Answer) {
-	select {
-	case r.final <- a:
-	default:
-	}
-}
-
-// take returns and clears the pending chunks, merging neighbours of the
-// same kind.
-func (r *responder) take() []piece {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []piece
-	for _, p := range r.pending {
-		if n := len(out); n > 0 && out[n-1].reasoning == p.reasoning {
-			out[n-1].text += p.text
-			continue
+	if includeUsage {
+		u := map[string]any{"id": c.id, "object": "chat.completion.chunk", "created": c.created, "model": c.model,
+			"choices": []any{}, "usage": usage(a.Usage)}
+		if !st.Send(u) {
+			return
 		}
-		out = append(out, p)
 	}
-	r.pending = nil
-	return out
-}
-
-// fail records that the client is gone.
-func (r *responder) fail(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.gone == nil {
-		r.gone = fmt.Errorf("writing to the HTTP client: %w", err)
-	}
+	st.Raw([]byte("data: [DONE]\n\n"))
 }
 
 // finishReason maps an answer's finish reason to OpenAI's.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/api/internal/web"
 )
 
 // chatRequest is the body of POST /v1/chat/completions. Fields OpenAI
@@ -59,20 +60,9 @@ func badRequest(param, format string, args ...any) *api.Error {
 // decodeChat decodes a chat completion body. Errors are *api.Error with
 // CodeBadRequest.
 func decodeChat(body []byte) (*chatRequest, error) {
-	if api.TooDeep(body, api.MaxDepth) {
-		return nil, badRequest("", "JSON nested more than %d levels deep", api.MaxDepth)
-	}
 	var cr chatRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&cr); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, badRequest(te.Field, "wrong type: %s is not %s", te.Value, te.Type)
-		}
-		return nil, badRequest("", "the body is not a valid JSON request: %v", err)
-	}
-	if dec.More() {
-		return nil, badRequest("", "the body holds more than one JSON value")
+	if err := web.Decode(body, &cr); err != nil {
+		return nil, err
 	}
 	return &cr, nil
 }
@@ -108,7 +98,7 @@ func (cr *chatRequest) toRequest() (*api.Request, error) {
 		}
 		return nil, badRequest(param, "must be at least 1, got %d", *req.MaxTokens)
 	}
-	stop, err := decodeStop(cr.Stop)
+	stop, err := web.DecodeStop(cr.Stop, "stop")
 	if err != nil {
 		return nil, err
 	}
@@ -149,23 +139,6 @@ func (cr *chatRequest) toRequest() (*api.Request, error) {
 		req.Messages = append(req.Messages, am)
 	}
 	return req, nil
-}
-
-// decodeStop reads stop as a string or an array of strings.
-func decodeStop(raw json.RawMessage) ([]string, error) {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
-		return nil, nil
-	}
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		return []string{one}, nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return nil, badRequest("stop", "must be a string or an array of strings")
-	}
-	return many, nil
 }
 
 // messageText reads a message's content: a string, null, or an array of
