@@ -65,6 +65,9 @@ type ModelInfo struct {
 	FileBytes    uint64 // the file's size (memory-mapped)
 	Layers       int    // blocks
 	ContextTrain int    // context length the model was trained with
+	Arch         string // the architecture (GGUF general.architecture)
+	Params       uint64 // weights in the file
+	Quant        string // the type most weights have (e.g. Q8_0)
 	// CacheBytesPerToken and CacheBytesFixed give the layers' caches at a
 	// context of n tokens: at most CacheBytesFixed + n × CacheBytesPerToken
 	// (global attention layers grow with the context; sliding-window rings
