@@ -99,6 +99,20 @@ func post(t *testing.T, url, key, body string) (int, map[string]any) {
 	return do(t, req)
 }
 
+// get sends a GET, with the bearer key unless it is "", and returns the
+// status and the decoded body.
+func get(t *testing.T, url, key string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return do(t, req)
+}
+
 func do(t *testing.T, req *http.Request) (int, map[string]any) {
 	t.Helper()
 	resp, err := (&http.Client{Timeout: wait}).Do(req)
@@ -189,11 +203,7 @@ func TestOpenAIBadInput(t *testing.T) {
 func TestOpenAIAPIKey(t *testing.T) {
 	base := startHTTPDaemon(t, map[string]any{"http.api_key_file": writeKey(t, "s3cret")}, Options{})
 	for _, key := range []string{"", "wrong"} {
-		req, _ := http.NewRequest(http.MethodGet, base+"/v1/models", nil)
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		status, v := do(t, req)
+		status, v := get(t, base+"/v1/models", key)
 		if status != 401 {
 			t.Errorf("key %q: status %d, want 401", key, status)
 		}
@@ -233,6 +243,25 @@ func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// cancelled waits for the next job to end and fails the test unless it was
+// cancelled before it generated the asked tokens.
+func (l *logWatch) cancelled(t *testing.T, asked int) {
+	t.Helper()
+	select {
+	case m := <-l.done:
+		if m["status"] != "cancelled" {
+			t.Fatalf("the aborted job ended %v, want cancelled", m)
+		}
+		var n int
+		fmt.Sscan(m["tokens"], &n)
+		if n >= asked {
+			t.Errorf("the aborted job generated %d tokens, all it was asked", n)
+		}
+	case <-time.After(wait):
+		t.Fatal("the aborted job did not end")
+	}
+}
+
 // TestOpenAIAbortedStreamCancelsJob: a client that drops a stream after its
 // first text cancels the job (the worker reports it cancelled, having
 // generated far fewer tokens than asked), and the next request is served.
@@ -258,19 +287,7 @@ func TestOpenAIAbortedStreamCancelsJob(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	select {
-	case m := <-lw.done:
-		if m["status"] != "cancelled" {
-			t.Fatalf("the aborted job ended %v, want cancelled", m)
-		}
-		var n int
-		fmt.Sscan(m["tokens"], &n)
-		if n >= 400 {
-			t.Errorf("the aborted job generated %d tokens, all it was asked", n)
-		}
-	case <-time.After(wait):
-		t.Fatal("the aborted job did not end")
-	}
+	lw.cancelled(t, 400)
 	status, v := post(t, base+"/v1/chat/completions", "", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":3}`)
 	if status != 200 {
 		t.Fatalf("the request after the aborted stream: status %d: %v", status, v)

@@ -90,18 +90,18 @@ func (h *Handler) version(w http.ResponseWriter, _ *http.Request) {
 }
 
 // Name is the loaded model's name in the Ollama API: the backend's name
-// made a valid Ollama model name (lower case; letters, digits, '.', '_'
-// and '-', other runs of characters becoming one '-'), with the tag
-// ":latest" unless it has a tag.
+// made a valid Ollama model name (lower case letters, digits, '.', '_'
+// and the ':' of a tag; every run of other characters becomes one '-'),
+// with the tag ":latest" unless it has one.
 func Name(m api.ModelInfo) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(m.Name) {
 		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == ':':
 			b.WriteRune(r)
-			dash = r == '-'
-		case !dash:
+			dash = false
+		case !dash: // '-' or a run of other characters
 			b.WriteByte('-')
 			dash = true
 		}
