@@ -2,9 +2,9 @@ package api
 
 import "context"
 
-// Backend is what an HTTP adapter (the OpenAI- and, later, the
-// Ollama-compatible API) needs from the daemon: a way to run a request and
-// a description of the loaded model. The daemon implements it over its
+// Backend is what an HTTP adapter (the OpenAI- and the Ollama-compatible
+// API) needs from the daemon: a way to run a request and a description of
+// the loaded model. The daemon implements it over its
 // queue and worker, so HTTP and MQTT requests share one queue.
 type Backend interface {
 	// Submit validates req and queues it as a job answered through rsp.
