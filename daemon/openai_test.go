@@ -73,12 +73,8 @@ func TestOpenAIClient(t *testing.T) {
 	defer cancel()
 	clients := npmClients(t, ctx)
 	const key = "sk-test-key"
-	// json_schema_strict's schema bounds an integer with minimum and
-	// maximum, which the grammar does not support (answered 400, as the
-	// issue asks of unsupported schemas); TestOpenAIJSONSchema covers
-	// strict output with a schema it supports.
 	scenarios := []string{"models_list", "chat", "chat_text_parts_and_max_completion_tokens", "stream", "tool_round_trip",
-		"tool_stream_deltas", "json_object", "bad_request_is_openai_error", "wrong_api_key_is_401"}
+		"tool_stream_deltas", "json_schema_strict", "json_object", "bad_request_is_openai_error", "wrong_api_key_is_401"}
 	url := startHTTPDaemon(t, map[string]any{"http.api_key_file": writeKey(t, key), "model.context": 1024, "limits.max_tokens": 128}, Options{})
 	runHarness(t, ctx, scenarios, []string{"EDGELLM_TIMEOUT_MS=60000", "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
 		filepath.Join(clients, "openai_check.mjs"), url, key)
