@@ -46,28 +46,40 @@ func TestOllamaClient(t *testing.T) {
 		filepath.Join(clients, "ollama_check.mjs"), url, key)
 }
 
-// toolLoader loads the model with LoadLLM and makes every job that offers
-// tools after a user's message begin with the template's tool-call marker,
-// forced token by token through the real generator: the random test model
-// never chooses to call a tool, and the Ollama API has no tool_choice to
-// make it; the grammar then holds the call to the tools' schemas.
-func toolLoader() Loader {
+// leadLoader loads the model with LoadLLM and makes every job begin with
+// the text lead gives it (none for ""), forced token by token through the
+// real generator, as a model that chose to write it would.
+func leadLoader(lead func(Job) string) Loader {
 	return func(ctx context.Context, o LoadOptions) (Engine, error) {
 		e, err := LoadLLM(ctx, o)
 		if err != nil {
 			return nil, err
 		}
-		return toolLeadEngine{e}, nil
+		return leadFuncEngine{e, lead}, nil
 	}
 }
 
-type toolLeadEngine struct{ Engine }
+type leadFuncEngine struct {
+	Engine
+	lead func(Job) string
+}
 
-func (e toolLeadEngine) Run(ctx context.Context, job Job) (Outcome, error) {
-	if n := len(job.Messages); len(job.Tools) > 0 && n > 0 && job.Messages[n-1].Role == "user" {
-		job.lead = "<tool_call>"
-	}
+func (e leadFuncEngine) Run(ctx context.Context, job Job) (Outcome, error) {
+	job.lead = e.lead(job)
 	return e.Engine.Run(ctx, job)
+}
+
+// toolLoader makes every job that offers tools after a user's message
+// begin with the template's tool-call marker: the random test model never
+// chooses to call a tool, and the Ollama API has no tool_choice to make it;
+// the grammar then holds the call to the tools' schemas.
+func toolLoader() Loader {
+	return leadLoader(func(job Job) string {
+		if n := len(job.Messages); len(job.Tools) > 0 && n > 0 && job.Messages[n-1].Role == "user" {
+			return "<tool_call>"
+		}
+		return ""
+	})
 }
 
 // TestOllamaHomeAssistantReplay replays what Home Assistant's ollama
@@ -249,5 +261,46 @@ func TestOllamaAbortedStreamCancelsJob(t *testing.T) {
 	status, v := post(t, base+"/api/generate", "", `{"prompt":"hi","stream":false,"options":{"num_predict":3}}`)
 	if status != 200 || v["done"] != true {
 		t.Fatalf("the request after the aborted stream: status %d: %v", status, v)
+	}
+}
+
+// TestOllamaThinking: with think the reasoning comes in message.thinking
+// (streamed in its own pieces, whole in the final object), never in the
+// content; without it the reasoning the model opens is closed at once.
+func TestOllamaThinking(t *testing.T) {
+	lead := leadLoader(func(Job) string { return "<think>" + thought + "</think>" + answerText })
+	base, _ := startOllamaDaemon(t, map[string]any{"model.path": modelPath(t, thinkModel)}, Options{Load: lead})
+	const ask = `"messages":[{"role":"user","content":"How many lamps?"}],"options":{"num_predict":48,"temperature":0}`
+	status, v := post(t, base+"/api/chat", "", `{`+ask+`,"think":true,"stream":false}`)
+	msg, _ := v["message"].(map[string]any)
+	if content, _ := msg["content"].(string); status != 200 || msg["thinking"] != thought || !strings.HasPrefix(content, answerText) {
+		t.Fatalf("think, whole: status %d: %v", status, v)
+	}
+
+	resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(`{`+ask+`,"think":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var thinking, content strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var o struct {
+			Message struct{ Content, Thinking string } `json:"message"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+			t.Fatalf("line %s: %v", sc.Bytes(), err)
+		}
+		thinking.WriteString(o.Message.Thinking)
+		content.WriteString(o.Message.Content)
+	}
+	if thinking.String() != thought || !strings.HasPrefix(content.String(), answerText) || strings.Contains(content.String(), "think>") {
+		t.Fatalf("think, streamed: thinking %q, content %q", thinking.String(), content.String())
+	}
+
+	status, v = post(t, base+"/api/chat", "", `{`+ask+`,"think":false,"stream":false}`)
+	msg, _ = v["message"].(map[string]any)
+	if content, _ := msg["content"].(string); status != 200 || msg["thinking"] != nil || strings.Contains(content, "lamps") || content == "" {
+		t.Fatalf("think off: status %d: %v", status, v)
 	}
 }
