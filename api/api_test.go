@@ -28,6 +28,9 @@ func TestValidate(t *testing.T) {
 		{"tool name", Request{Prompt: "a", Tools: []Tool{{Type: "function", Function: ToolFunction{Name: "a b"}}}}, "tools", "use only letters"},
 		{"required without tools", Request{Prompt: "a", ToolChoice: &ToolChoice{Mode: ToolChoiceRequired}}, "tool_choice", "needs tools"},
 		{"blank template", Request{Prompt: "a", ChatTemplate: " "}, "chat_template", "must not be blank"},
+		{"raw", Request{Prompt: "a", Raw: true}, "", ""},
+		{"raw messages", Request{Messages: []Message{{Role: RoleUser, Content: "b"}}, Raw: true}, "raw", "not messages"},
+		{"raw tools", Request{Prompt: "a", Raw: true, Tools: []Tool{{Type: "function", Function: ToolFunction{Name: "f"}}}}, "raw", "no tools"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.req.Validate(Limits{MaxTokens: 100})

@@ -146,6 +146,9 @@ type Request struct {
 	ToolChoice *ToolChoice `json:"tool_choice,omitempty"` // nil means auto
 	// ChatTemplate overrides the configured chat template for this request.
 	ChatTemplate string `json:"chat_template,omitempty"`
+	// Raw runs Prompt as it is, without the chat template: a plain
+	// completion (System, when set, goes before it).
+	Raw bool `json:"raw,omitempty"`
 	// Think lets a thinking model reason before it answers (the template's
 	// enable_thinking); nil takes sampling.think. The reasoning goes to
 	// Answer.Reasoning and Responder.Reasoning, never into the text. When
@@ -208,6 +211,16 @@ func (r *Request) Validate(lim Limits) error {
 	}
 	if r.ChatTemplate != "" && strings.TrimSpace(r.ChatTemplate) == "" {
 		return BadField("chat_template", "must not be blank")
+	}
+	if r.Raw {
+		switch {
+		case r.Messages != nil:
+			return BadField("raw", "a raw prompt is a prompt, not messages")
+		case r.ChatTemplate != "":
+			return BadField("raw", "a raw prompt has no chat_template")
+		case len(r.Tools) > 0:
+			return BadField("raw", "a raw prompt has no tools (they need the chat template)")
+		}
 	}
 	return nil
 }

@@ -102,6 +102,7 @@ type Job struct {
 	Messages     []api.Message // …or a conversation
 	System       string        // system prompt ("" = none)
 	ChatTemplate string        // override for this job ("" = the engine's)
+	Raw          bool          // Prompt as it is, without the chat template
 	MaxTokens    int           // ≥ 1
 	Sampling     Sampling
 	Stop         []string
@@ -151,6 +152,7 @@ func NewJob(id string, req *api.Request, cfg *Config) Job {
 		Messages:     req.Messages,
 		System:       req.System,
 		ChatTemplate: req.ChatTemplate,
+		Raw:          req.Raw,
 		MaxTokens:    cfg.Limits.MaxTokens,
 		Stop:         req.Stop,
 		JSON:         req.JSON || req.Schema != nil,

@@ -128,6 +128,9 @@ var errStop = errors.New("stop sequence")
 func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 	var out Outcome
 	tmpl, terr := e.tmpl, e.tmplErr
+	if job.Raw {
+		tmpl, terr = nil, errors.New("the request asked for a raw prompt")
+	}
 	if job.ChatTemplate != "" {
 		if tmpl, terr = resolveRequestTemplate(ctx, job.ChatTemplate, e.model, e.guard); terr != nil {
 			return out, &api.Error{Code: api.CodeBadRequest, Field: "chat_template", Message: terr.Error()}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -142,7 +143,7 @@ func TestOllamaBadInput(t *testing.T) {
 		{"generate: wrong type", "/api/generate", `{"prompt":1}`, 400, "wrong type"},
 		{"generate: negative num_predict", "/api/generate", `{"prompt":"a","options":{"num_predict":-3}}`, 400, "num_predict"},
 		{"generate: suffix", "/api/generate", `{"prompt":"a","suffix":"b"}`, 400, "suffix"},
-		{"generate: raw", "/api/generate", `{"prompt":"a","raw":true}`, 400, "raw"},
+		{"generate: template", "/api/generate", `{"prompt":"a","template":"{{ .Prompt }}"}`, 400, "template"},
 		{"show: broken JSON", "/api/show", `{"model":`, 400, "not a valid JSON"},
 		{"show: no model", "/api/show", `{}`, 400, "model is required"},
 		{"show: unknown model", "/api/show", `{"model":"llama3.2:latest"}`, 404, "model.path"},
@@ -171,6 +172,19 @@ func TestOllamaBadInput(t *testing.T) {
 	}
 	if n := v["eval_count"].(float64); n < 1 || n > 4 {
 		t.Errorf("eval_count %v: want 1 to 4", n)
+	}
+	// raw runs the prompt without the chat template: fewer prompt tokens
+	// than the same prompt as a user turn of chatml.
+	counts := map[bool]float64{}
+	for _, raw := range []bool{false, true} {
+		status, v := post(t, base+"/api/generate", "", fmt.Sprintf(`{"prompt":"Once upon a time","raw":%v,"stream":false,"options":{"num_predict":2}}`, raw))
+		if status != 200 {
+			t.Fatalf("raw %v: status %d: %v", raw, status, v)
+		}
+		counts[raw] = v["prompt_eval_count"].(float64)
+	}
+	if counts[true] < 1 || counts[true] >= counts[false] {
+		t.Errorf("prompt tokens: raw %v, templated %v", counts[true], counts[false])
 	}
 	// Ollama's num_predict -1 ("no limit") is limits.max_tokens.
 	status, v = post(t, base+"/api/generate", "", `{"prompt":"Once upon a time","stream":false,"options":{"num_predict":-1,"temperature":0}}`)

@@ -249,7 +249,8 @@ func (cr *chatRequest) toRequest() (*api.Request, error) {
 	return req, nil
 }
 
-// toRequest turns a generate request into the transport-neutral request.
+// toRequest turns a generate request into the transport-neutral request:
+// the prompt as one user turn of the chat template, or with raw as it is.
 func (gr *generateRequest) toRequest() (*api.Request, error) {
 	req := &api.Request{Prompt: gr.Prompt, System: gr.System}
 	if err := gr.common.toRequest(req); err != nil {
@@ -260,9 +261,8 @@ func (gr *generateRequest) toRequest() (*api.Request, error) {
 		return nil, api.BadField("suffix", "fill-in-the-middle is not supported")
 	case gr.Template != "":
 		return nil, api.BadField("template", "Ollama's Go templates are not supported; set model.chat_template in edgellm's configuration")
-	case gr.Raw:
-		return nil, api.BadField("raw", "raw prompts are not supported: the prompt is formatted with the model's chat template")
 	}
+	req.Raw = gr.Raw
 	return req, nil
 }
 
