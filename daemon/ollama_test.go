@@ -318,3 +318,17 @@ func TestOllamaThinking(t *testing.T) {
 		t.Fatalf("think off: status %d: %v", status, v)
 	}
 }
+
+// TestOllamaOpenAIAndMQTTShareTheQueue: with both HTTP APIs on, Ollama,
+// OpenAI and MQTT requests sent at once are each answered exactly once, and
+// the status counts them all.
+func TestOllamaOpenAIAndMQTTShareTheQueue(t *testing.T) {
+	ollamaAddr := freeAddr(t)
+	openaiURL, d := startHTTPDaemonD(t, map[string]any{"http.ollama_listen": ollamaAddr, "queue.size": 16}, Options{})
+	var posts [][2]string
+	for range 3 {
+		posts = append(posts, [2]string{openaiURL + "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"temperature":0}`},
+			[2]string{"http://" + ollamaAddr + "/api/chat", `{"messages":[{"role":"user","content":"hi"}],"stream":false,"options":{"num_predict":8,"temperature":0}}`})
+	}
+	shareQueue(t, d, 3, posts)
+}

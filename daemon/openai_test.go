@@ -336,7 +336,12 @@ type postResult struct {
 // postAsync posts a chat completion body and sends the outcome to results;
 // for goroutines, which must not call t.Fatal.
 func postAsync(base, body string, results chan<- postResult) {
-	resp, err := (&http.Client{Timeout: wait}).Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	postURLAsync(base+"/v1/chat/completions", body, results)
+}
+
+// postURLAsync is postAsync to any URL.
+func postURLAsync(url, body string, results chan<- postResult) {
+	resp, err := (&http.Client{Timeout: wait}).Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		results <- postResult{err: err}
 		return
@@ -547,18 +552,30 @@ func TestOpenAIToolStreamHasNoCallText(t *testing.T) {
 // each answered exactly once, and the status counts both.
 func TestOpenAIAndMQTTShareTheQueue(t *testing.T) {
 	base, d := startHTTPDaemonD(t, map[string]any{"queue.size": 16}, Options{})
-	c := newClient(t, d.broker, "t-mixed", "edgellm/pi1/response/#")
-	results := make(chan postResult, 4)
+	var posts [][2]string
 	for range 4 {
-		go postAsync(base, `{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"temperature":0}`, results)
+		posts = append(posts, [2]string{base + "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"temperature":0}`})
+	}
+	shareQueue(t, d, 4, posts)
+}
+
+// shareQueue sends the HTTP posts (URL and body) and mqttN MQTT requests
+// at once, and checks that each is answered exactly once (HTTP with 200)
+// and that the status counts them all.
+func shareQueue(t *testing.T, d *daemonUnderTest, mqttN int, posts [][2]string) {
+	t.Helper()
+	c := newClient(t, d.broker, "t-mixed", "edgellm/pi1/response/#")
+	results := make(chan postResult, len(posts))
+	for _, p := range posts {
+		go postURLAsync(p[0], p[1], results)
 	}
 	var ids []string
-	for i := range 4 {
+	for i := range mqttN {
 		id := fmt.Sprintf("m%d", i)
 		ids = append(ids, id)
 		c.publish(reqTopic, `{"id":"`+id+`","prompt":"hi","max_tokens":8}`)
 	}
-	for range 4 {
+	for range posts {
 		if r := <-results; r.err != nil || r.status != 200 {
 			t.Errorf("HTTP request: status %d: %v %v", r.status, r.body, r.err)
 		}
@@ -568,9 +585,10 @@ func TestOpenAIAndMQTTShareTheQueue(t *testing.T) {
 			t.Errorf("MQTT %s: %d answers: %+v", id, len(fs), fs)
 		}
 	}
-	// The MQTT answers were published before the status counted them;
-	// the HTTP ones before their responses were written.
-	retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(4+4+1))
+	// The MQTT answers were published before the status counted them (and
+	// finals' last request); the HTTP ones before their responses were
+	// written.
+	retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(len(posts)+mqttN+1))
 }
 
 // TestOpenAIOverTLS serves the API over HTTPS (http.tls) and runs the
