@@ -291,25 +291,39 @@ func TestOllamaThinking(t *testing.T) {
 		t.Fatalf("think, whole: status %d: %v", status, v)
 	}
 
-	resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(`{`+ask+`,"think":true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var thinking, content strings.Builder
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		var o struct {
-			Message struct{ Content, Thinking string } `json:"message"`
+	// streamed folds a streamed chat's thinking and content.
+	streamed := func(body string) (thinking, content string) {
+		resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("line %s: %v", sc.Bytes(), err)
+		defer resp.Body.Close()
+		var th, co strings.Builder
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var o struct {
+				Message struct{ Content, Thinking string } `json:"message"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+				t.Fatalf("line %s: %v", sc.Bytes(), err)
+			}
+			th.WriteString(o.Message.Thinking)
+			co.WriteString(o.Message.Content)
 		}
-		thinking.WriteString(o.Message.Thinking)
-		content.WriteString(o.Message.Content)
+		return th.String(), co.String()
 	}
-	if thinking.String() != thought || !strings.HasPrefix(content.String(), answerText) || strings.Contains(content.String(), "think>") {
-		t.Fatalf("think, streamed: thinking %q, content %q", thinking.String(), content.String())
+	thinking, content := streamed(`{` + ask + `,"think":true}`)
+	if thinking != thought || !strings.HasPrefix(content, answerText) || strings.Contains(content, "think>") {
+		t.Fatalf("think, streamed: thinking %q, content %q", thinking, content)
+	}
+	// The budget ends inside the reasoning: it streams once, and the last
+	// object does not repeat it (nor does it with tools, whose text is
+	// held for the last object).
+	for _, extra := range []string{``, `,"tools":[{"type":"function","function":{"name":"f"}}]`} {
+		thinking, content = streamed(`{"messages":[{"role":"user","content":"How many lamps?"}],"think":true,"options":{"num_predict":6,"temperature":0}` + extra + `}`)
+		if thinking == "" || !strings.HasPrefix(thought, thinking) || content != "" {
+			t.Errorf("think, budget in the reasoning%s: thinking %q, content %q", extra, thinking, content)
+		}
 	}
 
 	status, v = post(t, base+"/api/chat", "", `{`+ask+`,"think":false,"stream":false}`)

@@ -326,7 +326,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, req *api.Request, 
 		if a, ok := web.Await(r.Context(), rsp); ok && a.Error != nil {
 			writeAPIError(w, a.Error)
 		} else if ok {
-			writeJSON(w, http.StatusOK, sh.final(a, a.Text))
+			writeJSON(w, http.StatusOK, sh.final(a, a.Text, a.Reasoning))
 		}
 	}
 }
@@ -347,9 +347,9 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, rsp *api.Bu
 		_, _, msg := web.Failure(a.Error)
 		st.Send(map[string]string{"error": msg})
 	case rsp.HoldsText():
-		st.Send(sh.final(a, a.Text))
+		st.Send(sh.final(a, a.Text, ""))
 	default:
-		st.Send(sh.final(a, ""))
+		st.Send(sh.final(a, "", ""))
 	}
 }
 
@@ -393,13 +393,10 @@ func (s shape) chunk(p api.Piece) map[string]any {
 	return o
 }
 
-// final is the last object, with text (the whole text, or what a stream
-// held back) and, with the whole text, the reasoning.
-func (s shape) final(a api.Answer, text string) map[string]any {
-	reasoning := ""
-	if text == a.Text {
-		reasoning = a.Reasoning
-	}
+// final is the last object, with text and reasoning: the whole answer's,
+// or in a stream what was held back (the text with tools; never the
+// reasoning, which streams).
+func (s shape) final(a api.Answer, text, reasoning string) map[string]any {
 	o := s.object(text, reasoning)
 	if len(a.ToolCalls) > 0 && s.chat {
 		o["message"].(map[string]any)["tool_calls"] = toolCalls(a.ToolCalls)
