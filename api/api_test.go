@@ -21,12 +21,16 @@ func TestValidate(t *testing.T) {
 		{"both", Request{Prompt: "a", Messages: []Message{{Role: RoleUser, Content: "b"}}}, "messages", "not both"},
 		{"max_tokens 0", Request{Prompt: "a", MaxTokens: &n}, "max_tokens", "between 1 and 100"},
 		{"hot", Request{Prompt: "a", Temperature: &temp}, "temperature", "between 0 and 5"},
+		{"repeat_penalty 0", Request{Prompt: "a", RepeatPenalty: new(0.0)}, "repeat_penalty", "in (0, 10]"},
 		{"empty stop", Request{Prompt: "a", Stop: []string{""}}, "stop", "stop[0] must be 1 to 256 bytes"},
 		{"schema not object", Request{Prompt: "a", Schema: json.RawMessage(`[1]`)}, "schema", "must be a JSON Schema object"},
 		{"last turn assistant", Request{Messages: []Message{{Role: RoleUser, Content: "a"}, {Role: RoleAssistant, Content: "b"}}}, "messages", "last message must be from user or tool"},
 		{"tool name", Request{Prompt: "a", Tools: []Tool{{Type: "function", Function: ToolFunction{Name: "a b"}}}}, "tools", "use only letters"},
 		{"required without tools", Request{Prompt: "a", ToolChoice: &ToolChoice{Mode: ToolChoiceRequired}}, "tool_choice", "needs tools"},
 		{"blank template", Request{Prompt: "a", ChatTemplate: " "}, "chat_template", "must not be blank"},
+		{"raw", Request{Prompt: "a", Raw: true}, "", ""},
+		{"raw messages", Request{Messages: []Message{{Role: RoleUser, Content: "b"}}, Raw: true}, "raw", "not messages"},
+		{"raw tools", Request{Prompt: "a", Raw: true, Tools: []Tool{{Type: "function", Function: ToolFunction{Name: "f"}}}}, "raw", "no tools"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.req.Validate(Limits{MaxTokens: 100})

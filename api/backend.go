@@ -2,9 +2,9 @@ package api
 
 import "context"
 
-// Backend is what an HTTP adapter (the OpenAI- and, later, the
-// Ollama-compatible API) needs from the daemon: a way to run a request and
-// a description of the loaded model. The daemon implements it over its
+// Backend is what an HTTP adapter (the OpenAI- and the Ollama-compatible
+// API) needs from the daemon: a way to run a request and a description of
+// the loaded model. The daemon implements it over its
 // queue and worker, so HTTP and MQTT requests share one queue.
 type Backend interface {
 	// Submit validates req and queues it as a job answered through rsp.
@@ -28,4 +28,11 @@ type ModelInfo struct {
 	Context int
 	// Created is when the model was loaded, in Unix seconds.
 	Created int64
+	// Family is the model's architecture (GGUF general.architecture, e.g.
+	// "qwen3"); Quantization the type most of its tensors have (e.g.
+	// "Q8_0"); Parameters how many weights it has; Size the file's bytes.
+	Family       string
+	Quantization string
+	Parameters   int64
+	Size         int64
 }

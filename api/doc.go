@@ -9,7 +9,8 @@
 //
 // Transports are adapters over this package: mqtt/ parses its payloads into
 // a Request and encodes an Answer as its final message; the HTTP APIs
-// (OpenAI, Ollama) will go beside it in api/openai and api/ollama. The JSON
+// (OpenAI, Ollama) are beside it in api/openai and api/ollama, answering
+// through a Buffered responder. The JSON
 // tags of these types are edgellm's own JSON shape, the one the MQTT wire
 // carries; other APIs convert from their own shapes. The package imports
 // nothing of edgellm's.

@@ -19,9 +19,10 @@ const (
 // Request bounds beyond the configurable limits, the same for every
 // transport.
 const (
-	MaxTemperature = 5.0 // highest temperature accepted
-	MaxStop        = 16  // most stop sequences per request
-	MaxStopBytes   = 256 // longest stop sequence
+	MaxTemperature   = 5.0  // highest temperature accepted
+	MaxRepeatPenalty = 10.0 // highest repeat_penalty accepted
+	MaxStop          = 16   // most stop sequences per request
+	MaxStopBytes     = 256  // longest stop sequence
 	// MaxDepth bounds the nesting of arrays and objects in a JSON request
 	// (the request object itself is level 1), so a schema nested thousands
 	// of levels deep is refused before it is decoded.
@@ -132,6 +133,9 @@ type Request struct {
 	TopK        *int     `json:"top_k,omitempty"`       // 0 (off) or more
 	MinP        *float64 `json:"min_p,omitempty"`       // [0, 1)
 	Seed        *int64   `json:"seed,omitempty"`        // -1 (random) or a fixed seed
+	// RepeatPenalty divides the logits of recently generated tokens; 1 is
+	// off.
+	RepeatPenalty *float64 `json:"repeat_penalty,omitempty"` // (0, MaxRepeatPenalty]
 	// Stop ends generation at any of these strings (not included).
 	Stop []string `json:"stop,omitempty"`
 	// Stream asks for the answer's text (and reasoning) as it is generated,
@@ -182,6 +186,9 @@ func (r *Request) Validate(lim Limits) error {
 	}
 	if r.MinP != nil && (*r.MinP < 0 || float32(*r.MinP) >= 1) {
 		return BadField("min_p", "must be in [0, 1), got %g", *r.MinP)
+	}
+	if r.RepeatPenalty != nil && (*r.RepeatPenalty <= 0 || *r.RepeatPenalty > MaxRepeatPenalty) {
+		return BadField("repeat_penalty", "must be in (0, %g] (1 turns it off), got %g", MaxRepeatPenalty, *r.RepeatPenalty)
 	}
 	if r.Seed != nil && *r.Seed < -1 {
 		return BadField("seed", "must be -1 (random) or a non-negative integer, got %d", *r.Seed)

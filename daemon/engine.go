@@ -65,6 +65,9 @@ type ModelInfo struct {
 	FileBytes    uint64 // the file's size (memory-mapped)
 	Layers       int    // blocks
 	ContextTrain int    // context length the model was trained with
+	Arch         string // the architecture (GGUF general.architecture)
+	Params       uint64 // weights in the file
+	Quant        string // the type most weights have (e.g. Q8_0)
 	// CacheBytesPerToken and CacheBytesFixed give the layers' caches at a
 	// context of n tokens: at most CacheBytesFixed + n × CacheBytesPerToken
 	// (global attention layers grow with the context; sliding-window rings
@@ -162,7 +165,7 @@ func NewJob(id string, req *api.Request, cfg *Config) Job {
 			TopP:          pick(req.TopP, s.TopP),
 			TopK:          pick(req.TopK, s.TopK),
 			MinP:          pick(req.MinP, s.MinP),
-			RepeatPenalty: s.RepeatPenalty,
+			RepeatPenalty: pick(req.RepeatPenalty, s.RepeatPenalty),
 		},
 	}
 	if req.MaxTokens != nil {

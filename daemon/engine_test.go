@@ -25,12 +25,12 @@ func TestNewJobResolvesDefaults(t *testing.T) {
 	}
 
 	req, err = mqtt.ParseRequest([]byte(`{"id":"b","messages":[{"role":"user","content":"x"}],"system":"s","max_tokens":7,
-		"temperature":0,"top_p":0.5,"top_k":3,"min_p":0.2,"seed":5,"schema":{"type":"object"},"chat_template":"chatml"}`), lim)
+		"temperature":0,"top_p":0.5,"top_k":3,"min_p":0.2,"repeat_penalty":1.3,"seed":5,"schema":{"type":"object"},"chat_template":"chatml"}`), lim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j = NewJob(req.ID, &req.Request, cfg)
-	want = Sampling{Temperature: 0, TopP: 0.5, TopK: 3, MinP: 0.2, RepeatPenalty: DefaultRepeatPenalty, Seed: 5}
+	want = Sampling{Temperature: 0, TopP: 0.5, TopK: 3, MinP: 0.2, RepeatPenalty: 1.3, Seed: 5}
 	if j.MaxTokens != 7 || j.Sampling != want || j.System != "s" || len(j.Messages) != 1 || !j.JSON || j.ChatTemplate != "chatml" {
 		t.Errorf("overrides: %+v", j)
 	}

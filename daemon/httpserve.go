@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/api/ollama"
 	"github.com/edgellm/edgellm/api/openai"
 	"github.com/edgellm/edgellm/mqtt"
 )
@@ -84,7 +85,8 @@ func (b *httpBackend) Submit(ctx context.Context, req *api.Request, rsp api.Resp
 // Model describes the loaded model.
 func (b *httpBackend) Model() api.ModelInfo {
 	info, _ := b.s.model.Load().(ModelInfo)
-	return api.ModelInfo{Name: info.Name, Context: b.s.config().Model.Context, Created: b.loaded.Unix()}
+	return api.ModelInfo{Name: info.Name, Context: b.s.config().Model.Context, Created: b.loaded.Unix(),
+		Family: info.Arch, Quantization: info.Quant, Parameters: int64(info.Params), Size: int64(info.FileBytes)}
 }
 
 // doneResponder counts the final answer in the status (as MQTT answers
@@ -111,7 +113,8 @@ func (r *doneResponder) Final(a api.Answer) {
 }
 
 // startHTTP starts the HTTP APIs that are configured: the OpenAI-compatible
-// one on http.listen; over TLS when http.tls is set. The returned function
+// one on http.listen, the Ollama-compatible one on http.ollama_listen; over
+// TLS when http.tls is set. The returned function
 // stops them gracefully (requests in flight are answered first, within
 // ctx); it is nil when no API is on.
 func (s *server) startHTTP(cfg *Config) (func(ctx context.Context), error) {
@@ -146,6 +149,9 @@ func (s *server) startHTTP(cfg *Config) (func(ctx context.Context), error) {
 	}{
 		{"OpenAI-compatible", "http.listen", cfg.HTTP.Listen, func() http.Handler {
 			return openai.New(openai.Options{Backend: backend, APIKey: key, MaxBodyBytes: int64(cfg.HTTP.MaxBodyBytes), Logger: s.log})
+		}},
+		{"Ollama-compatible", "http.ollama_listen", cfg.HTTP.OllamaListen, func() http.Handler {
+			return ollama.New(ollama.Options{Backend: backend, APIKey: key, MaxBodyBytes: int64(cfg.HTTP.MaxBodyBytes), Logger: s.log})
 		}},
 	} {
 		if a.addr == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/gguf"
 	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/grammar"
 )
@@ -54,6 +55,8 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	if st, err := os.Stat(opts.Path); err == nil {
 		info.FileBytes = uint64(st.Size())
 	}
+	info.Arch = string(m.Config.Arch)
+	info.Params, info.Quant = weightsOf(m.File)
 	fail := func(err error) (Engine, error) {
 		m.Close()
 		return nil, err
@@ -318,4 +321,23 @@ func (e *llm) keepPrefix(ids []int32) func() {
 		return nil
 	}
 	return func() { e.prefixes.Store(e.state, ids) }
+}
+
+// weightsOf counts a model file's weights and names the type most of them
+// have (its quantization, e.g. Q8_0; the norms' F32 rarely counts).
+func weightsOf(f *gguf.File) (params uint64, quant string) {
+	byType := map[string]uint64{}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		n := t.Elements()
+		params += n
+		byType[t.Type.String()] += n
+	}
+	var most uint64
+	for typ, n := range byType {
+		if n > most || n == most && typ < quant {
+			most, quant = n, typ
+		}
+	}
+	return params, quant
 }

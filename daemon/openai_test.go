@@ -95,6 +95,20 @@ func post(t *testing.T, url, key, body string) (int, map[string]any) {
 	return do(t, req)
 }
 
+// get sends a GET, with the bearer key unless it is "", and returns the
+// status and the decoded body.
+func get(t *testing.T, url, key string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return do(t, req)
+}
+
 func do(t *testing.T, req *http.Request) (int, map[string]any) {
 	t.Helper()
 	resp, err := (&http.Client{Timeout: wait}).Do(req)
@@ -200,11 +214,7 @@ func TestOpenAIBadInput(t *testing.T) {
 func TestOpenAIAPIKey(t *testing.T) {
 	base := startHTTPDaemon(t, map[string]any{"http.api_key_file": writeKey(t, "s3cret")}, Options{})
 	for _, key := range []string{"", "wrong"} {
-		req, _ := http.NewRequest(http.MethodGet, base+"/v1/models", nil)
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		status, v := do(t, req)
+		status, v := get(t, base+"/v1/models", key)
 		if status != 401 {
 			t.Errorf("key %q: status %d, want 401", key, status)
 		}
@@ -244,6 +254,25 @@ func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// cancelled waits for the next job to end and fails the test unless it was
+// cancelled before it generated the asked tokens.
+func (l *logWatch) cancelled(t *testing.T, asked int) {
+	t.Helper()
+	select {
+	case m := <-l.done:
+		if m["status"] != "cancelled" {
+			t.Fatalf("the aborted job ended %v, want cancelled", m)
+		}
+		var n int
+		fmt.Sscan(m["tokens"], &n)
+		if n >= asked {
+			t.Errorf("the aborted job generated %d tokens, all it was asked", n)
+		}
+	case <-time.After(wait):
+		t.Fatal("the aborted job did not end")
+	}
+}
+
 // TestOpenAIAbortedStreamCancelsJob: a client that drops a stream after its
 // first text cancels the job (the worker reports it cancelled, having
 // generated far fewer tokens than asked), and the next request is served.
@@ -269,19 +298,7 @@ func TestOpenAIAbortedStreamCancelsJob(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	select {
-	case m := <-lw.done:
-		if m["status"] != "cancelled" {
-			t.Fatalf("the aborted job ended %v, want cancelled", m)
-		}
-		var n int
-		fmt.Sscan(m["tokens"], &n)
-		if n >= 400 {
-			t.Errorf("the aborted job generated %d tokens, all it was asked", n)
-		}
-	case <-time.After(wait):
-		t.Fatal("the aborted job did not end")
-	}
+	lw.cancelled(t, 400)
 	status, v := post(t, base+"/v1/chat/completions", "", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":3}`)
 	if status != 200 {
 		t.Fatalf("the request after the aborted stream: status %d: %v", status, v)
@@ -334,7 +351,12 @@ type postResult struct {
 // postAsync posts a chat completion body and sends the outcome to results;
 // for goroutines, which must not call t.Fatal.
 func postAsync(base, body string, results chan<- postResult) {
-	resp, err := (&http.Client{Timeout: wait}).Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	postURLAsync(base+"/v1/chat/completions", body, results)
+}
+
+// postURLAsync is postAsync to any URL.
+func postURLAsync(url, body string, results chan<- postResult) {
+	resp, err := (&http.Client{Timeout: wait}).Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		results <- postResult{err: err}
 		return
@@ -545,18 +567,30 @@ func TestOpenAIToolStreamHasNoCallText(t *testing.T) {
 // each answered exactly once, and the status counts both.
 func TestOpenAIAndMQTTShareTheQueue(t *testing.T) {
 	base, d := startHTTPDaemonD(t, map[string]any{"queue.size": 16}, Options{})
-	c := newClient(t, d.broker, "t-mixed", "edgellm/pi1/response/#")
-	results := make(chan postResult, 4)
+	var posts [][2]string
 	for range 4 {
-		go postAsync(base, `{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"temperature":0}`, results)
+		posts = append(posts, [2]string{base + "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":8,"temperature":0}`})
+	}
+	shareQueue(t, d, 4, posts)
+}
+
+// shareQueue sends the HTTP posts (URL and body) and mqttN MQTT requests
+// at once, and checks that each is answered exactly once (HTTP with 200)
+// and that the status counts them all.
+func shareQueue(t *testing.T, d *daemonUnderTest, mqttN int, posts [][2]string) {
+	t.Helper()
+	c := newClient(t, d.broker, "t-mixed", "edgellm/pi1/response/#")
+	results := make(chan postResult, len(posts))
+	for _, p := range posts {
+		go postURLAsync(p[0], p[1], results)
 	}
 	var ids []string
-	for i := range 4 {
+	for i := range mqttN {
 		id := fmt.Sprintf("m%d", i)
 		ids = append(ids, id)
 		c.publish(reqTopic, `{"id":"`+id+`","prompt":"hi","max_tokens":8}`)
 	}
-	for range 4 {
+	for range posts {
 		if r := <-results; r.err != nil || r.status != 200 {
 			t.Errorf("HTTP request: status %d: %v %v", r.status, r.body, r.err)
 		}
@@ -566,11 +600,12 @@ func TestOpenAIAndMQTTShareTheQueue(t *testing.T) {
 			t.Errorf("MQTT %s: %d answers: %+v", id, len(fs), fs)
 		}
 	}
-	// The MQTT answers were published before the status counted them;
-	// the HTTP ones before their responses were written.
-	st := retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(4+4+1))
-	if !strings.Contains(st, `"jobs_http":4`) {
-		t.Errorf("the status does not count the 4 HTTP requests as such: %s", st)
+	// The MQTT answers were published before the status counted them (and
+	// finals' last request); the HTTP ones before their responses were
+	// written.
+	st := retained(t, d.broker, "edgellm/pi1/status", `"jobs_ok":`+fmt.Sprint(len(posts)+mqttN+1))
+	if !strings.Contains(st, fmt.Sprintf(`"jobs_http":%d`, len(posts))) {
+		t.Errorf("the status does not count the %d HTTP requests as such: %s", len(posts), st)
 	}
 }
 

@@ -6,11 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/api/internal/web"
 )
 
 // chat answers POST /v1/chat/completions.
@@ -53,7 +52,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, cr *chatRequest, r
 // whole (called with a successful answer only, and c with its created time
 // and model set).
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *api.Request, c completion, includeUsage bool, whole func(completion, api.Answer)) {
-	rsp := newResponder(req.Stream)
+	rsp := api.NewBuffered(req.Stream)
 	// The request's context ends when the client goes away: the backend
 	// then cancels the job.
 	if err := h.opts.Backend.Submit(r.Context(), req, rsp); err != nil {
@@ -65,15 +64,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, req *api.Reques
 		c.stream(r.Context(), w, rsp, includeUsage)
 		return
 	}
-	select {
-	case a := <-rsp.final:
-		if a.Error != nil {
-			writeAPIError(w, a.Error)
-			return
-		}
+	a, ok := web.Await(r.Context(), rsp)
+	switch {
+	case !ok: // the client is gone; the backend cancels the job
+	case a.Error != nil:
+		writeAPIError(w, a.Error)
+	default:
 		whole(c, a)
-	case <-r.Context().Done():
-		// The client is gone; the backend cancels the job.
 	}
 }
 
@@ -102,225 +99,67 @@ func (c completion) chunk(delta map[string]any, finish any) map[string]any {
 }
 
 // stream answers as server-sent events: for a chat a first delta with the
-// role; the text and reasoning as they come; tool calls as indexed
-// fragments; a last chunk with the finish reason; the usage when asked; and
-// [DONE].
-func (c completion) stream(ctx context.Context, w http.ResponseWriter, rsp *responder, includeUsage bool) {
-	fl, _ := w.(http.Flusher)
-	// The stream starts at the first chunk or a successful final answer,
-	// so a job that fails before it has produced anything (a request the
-	// engine refuses) is answered with its HTTP error status instead.
-	started := false
-	var send func(v any) bool
-	start := func() bool {
-		if started {
-			return true
-		}
-		started = true
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
+// role; the text and reasoning as they come (a text completion has no
+// reasoning); tool calls as indexed fragments; a last chunk with the finish
+// reason; the usage when asked; and [DONE].
+func (c completion) stream(ctx context.Context, w http.ResponseWriter, rsp *api.Buffered, includeUsage bool) {
+	st := &web.Stream{W: w, Rsp: rsp, ContentType: "text/event-stream",
+		Frame: func(b []byte) []byte { return fmt.Appendf(nil, "data: %s\n\n", b) }}
+	st.Begin = func() bool {
 		if !c.chat {
-			return c.echo == "" || send(c.chunk(map[string]any{"content": c.echo}, nil))
+			return c.echo == "" || st.Send(c.chunk(map[string]any{"content": c.echo}, nil))
 		}
 		// Home Assistant streams to TTS only after the role arrives.
-		return send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		return st.Send(c.chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	}
-	send = func(v any) bool {
-		b, err := json.Marshal(v)
-		if err == nil {
-			_, err = fmt.Fprintf(w, "data: %s\n\n", b)
+	a, ok := st.Run(ctx, func(p api.Piece) any {
+		switch {
+		case !p.Reasoning:
+			return c.chunk(map[string]any{"content": p.Text}, nil)
+		case c.chat:
+			return c.chunk(map[string]any{"reasoning_content": p.Text}, nil)
 		}
-		if err != nil {
-			rsp.fail(err)
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
+		return nil // a text completion's reasoning is not sent
+	})
+	switch {
+	case !ok:
+		return
+	case !st.Started() && a.Error != nil:
+		writeAPIError(w, a.Error)
+		return
+	case a.Error != nil:
+		// openai-python raises on a data line with an error key.
+		_, d := apiError(a.Error)
+		st.Send(errorBody{Error: d})
+		return
 	}
-	sendPieces := func(ps []piece) bool {
-		for _, p := range ps {
-			key := "content"
-			if p.reasoning {
-				if !c.chat {
-					continue // a text completion has no reasoning
-				}
-				key = "reasoning_content"
-			}
-			if !send(c.chunk(map[string]any{key: p.text}, nil)) {
-				return false
-			}
-		}
-		return true
+	// With tools the backend streams the text before the calls; what the
+	// calls did not take of the rest comes with the answer.
+	if rest := rsp.Unsent(a.Text); rest != "" && !st.Send(c.chunk(map[string]any{"content": rest}, nil)) {
+		return
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-rsp.wake:
-			if !start() || !sendPieces(rsp.take()) {
-				return
-			}
-		case a := <-rsp.final:
-			pending := rsp.take() // chunks that came with the final answer
-			if !started && a.Error != nil && len(pending) == 0 {
-				writeAPIError(w, a.Error)
-				return
-			}
-			if !start() || !sendPieces(pending) {
-				return
-			}
-			// With tools the backend streams the text before the calls;
-			// what the calls did not take of the rest comes with the
-			// answer.
-			if rest := unsent(a.Text, rsp.sent()); rest != "" && a.Error == nil {
-				if !send(c.chunk(map[string]any{"content": rest}, nil)) {
-					return
-				}
-			}
-			if a.Error != nil {
-				// openai-python raises on a data line with an error key.
-				_, d := apiError(a.Error)
-				send(errorBody{Error: d})
-				return
-			}
-			for i, tc := range a.ToolCalls {
-				// The first fragment of each call carries its id and name,
-				// the next its arguments, as OpenAI streams them.
-				first := map[string]any{"index": i, "id": tc.ID, "type": "function",
-					"function": map[string]any{"name": tc.Name, "arguments": ""}}
-				args := map[string]any{"index": i, "function": map[string]any{"arguments": argumentString(tc.Arguments)}}
-				if !send(c.chunk(map[string]any{"tool_calls": []any{first}}, nil)) ||
-					!send(c.chunk(map[string]any{"tool_calls": []any{args}}, nil)) {
-					return
-				}
-			}
-			if !send(c.chunk(map[string]any{}, finishReason(a.FinishReason))) {
-				return
-			}
-			if includeUsage {
-				u := map[string]any{"id": c.id, "object": c.object, "created": c.created, "model": c.model,
-					"choices": []any{}, "usage": usage(a.Usage)}
-				if !send(u) {
-					return
-				}
-			}
-			if _, err := fmt.Fprint(w, "data: [DONE]\n\n"); err == nil && fl != nil {
-				fl.Flush()
-			}
+	for i, tc := range a.ToolCalls {
+		// The first fragment of each call carries its id and name, the
+		// next its arguments, as OpenAI streams them.
+		first := map[string]any{"index": i, "id": tc.ID, "type": "function",
+			"function": map[string]any{"name": tc.Name, "arguments": ""}}
+		args := map[string]any{"index": i, "function": map[string]any{"arguments": argumentString(tc.Arguments)}}
+		if !st.Send(c.chunk(map[string]any{"tool_calls": []any{first}}, nil)) ||
+			!st.Send(c.chunk(map[string]any{"tool_calls": []any{args}}, nil)) {
 			return
 		}
 	}
-}
-
-// piece is a chunk of text or reasoning waiting to be sent.
-type piece struct {
-	text      string
-	reasoning bool
-}
-
-// responder is the api.Responder of one HTTP request. The worker's chunks
-// are buffered and the handler's goroutine writes them, so a slow client
-// never slows decoding; once a write failed (the client is gone) the next
-// chunk is refused, which stops the job.
-type responder struct {
-	streaming bool
-	wake      chan struct{}   // a chunk is pending
-	final     chan api.Answer // the final answer, once
-
-	mu       sync.Mutex
-	pending  []piece
-	streamed strings.Builder // the answer text taken so far
-	gone     error
-}
-
-func newResponder(streaming bool) *responder {
-	return &responder{streaming: streaming, wake: make(chan struct{}, 1), final: make(chan api.Answer, 1)}
-}
-
-// Text takes a chunk of the answer.
-func (r *responder) Text(chunk string) error { return r.add(piece{text: chunk}) }
-
-// Reasoning takes a chunk of the reasoning.
-func (r *responder) Reasoning(chunk string) error { return r.add(piece{text: chunk, reasoning: true}) }
-
-func (r *responder) add(p piece) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.gone != nil {
-		return r.gone
+	if !st.Send(c.chunk(map[string]any{}, finishReason(a.FinishReason))) {
+		return
 	}
-	if !r.streaming || p.text == "" {
-		return nil
-	}
-	r.pending = append(r.pending, p)
-	if !p.reasoning {
-		r.streamed.WriteString(p.text)
-	}
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-// Final takes the final answer; it never blocks (the channel holds one).
-func (r *responder) Final(a api.Answer) {
-	select {
-	case r.final <- a:
-	default:
-	}
-}
-
-// take returns and clears the pending chunks, merging neighbours of the
-// same kind.
-func (r *responder) take() []piece {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []piece
-	for _, p := range r.pending {
-		if n := len(out); n > 0 && out[n-1].reasoning == p.reasoning {
-			out[n-1].text += p.text
-			continue
+	if includeUsage {
+		u := map[string]any{"id": c.id, "object": c.object, "created": c.created, "model": c.model,
+			"choices": []any{}, "usage": usage(a.Usage)}
+		if !st.Send(u) {
+			return
 		}
-		out = append(out, p)
 	}
-	r.pending = nil
-	return out
-}
-
-// sent returns the answer text taken so far (all of it is sent before the
-// final answer is).
-func (r *responder) sent() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.streamed.String()
-}
-
-// unsent returns what of the final text has not streamed. The streamed
-// text is a prefix of the model's text; the final text is that whole text,
-// or the part of it before the tool calls with the space around it trimmed.
-func unsent(final, streamed string) string {
-	if strings.HasPrefix(final, streamed) {
-		return final[len(streamed):]
-	}
-	body, done := strings.TrimLeft(final, " \t\r\n"), strings.TrimSpace(streamed)
-	if strings.HasPrefix(body, done) {
-		return body[len(done):]
-	}
-	return "" // not a continuation: nothing is sent twice
-}
-
-// fail records that the client is gone.
-func (r *responder) fail(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.gone == nil {
-		r.gone = fmt.Errorf("writing to the HTTP client: %w", err)
-	}
+	st.Raw([]byte("data: [DONE]\n\n"))
 }
 
 // finishReason maps an answer's finish reason to OpenAI's.

@@ -3,10 +3,10 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/api/internal/web"
 )
 
 // textRequest is the body of POST /v1/completions: a plain text completion
@@ -55,7 +55,7 @@ func (tr *textRequest) toRequest() (*api.Request, error) {
 		return nil, err
 	}
 	req.Prompt = prompt
-	if req.Stop, err = decodeStop(tr.Stop); err != nil {
+	if req.Stop, err = web.DecodeStop(tr.Stop, "stop"); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -90,7 +90,7 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	var tr textRequest
 	var req *api.Request
-	err := decodeBody(body, &tr)
+	err := web.Decode(body, &tr)
 	if err == nil {
 		req, err = tr.toRequest()
 	}
@@ -109,24 +109,4 @@ func (h *Handler) completions(w http.ResponseWriter, r *http.Request) {
 			"usage":   usage(a.Usage),
 		})
 	})
-}
-
-// decodeBody decodes a JSON request body into v. Errors are *api.Error
-// with CodeBadRequest.
-func decodeBody(body []byte, v any) error {
-	if api.TooDeep(body, api.MaxDepth) {
-		return badRequest("", "JSON nested more than %d levels deep", api.MaxDepth)
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return badRequest(te.Field, "wrong type: %s is not %s", te.Value, te.Type)
-		}
-		return badRequest("", "the body is not a valid JSON request: %v", err)
-	}
-	if dec.More() {
-		return badRequest("", "the body holds more than one JSON value")
-	}
-	return nil
 }

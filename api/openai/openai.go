@@ -7,34 +7,18 @@ package openai
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/api/internal/web"
 )
 
-// BodyTimeout bounds the reading of a request body.
-const BodyTimeout = time.Minute
-
 // Options configures a Handler.
-type Options struct {
-	// Backend runs requests and describes the model. Required.
-	Backend api.Backend
-	// APIKey, when set, is the bearer token every /v1 request must carry.
-	APIKey string
-	// MaxBodyBytes bounds a request body; larger ones are answered 413.
-	MaxBodyBytes int64
-	// Logger receives the handler's log; nil means slog.Default().
-	Logger *slog.Logger
-}
+type Options = web.Options
 
 // Handler serves the OpenAI-compatible API.
 type Handler struct {
@@ -45,10 +29,7 @@ type Handler struct {
 
 // New returns the API's handler.
 func New(opts Options) *Handler {
-	h := &Handler{opts: opts, mux: http.NewServeMux(), log: opts.Logger}
-	if h.log == nil {
-		h.log = slog.Default()
-	}
+	h := &Handler{opts: opts, mux: http.NewServeMux(), log: opts.Log()}
 	h.mux.HandleFunc("GET /health", h.health)
 	h.mux.HandleFunc("GET /v1/models", h.authed(h.models))
 	h.mux.HandleFunc("GET /v1/models/{id}", h.authed(h.model))
@@ -68,18 +49,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authed checks the bearer token when an API key is configured.
 func (h *Handler) authed(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if key := h.opts.APIKey; key != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(key)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="edgellm"`)
-				writeError(w, http.StatusUnauthorized, "authentication_error", "", "invalid_api_key",
-					"missing or wrong API key: send Authorization: Bearer <key> (http.api_key_file)")
-				return
-			}
-		}
-		next(w, r)
-	}
+	return web.Guard(h.opts.APIKey, next, func(w http.ResponseWriter) {
+		writeError(w, http.StatusUnauthorized, "authentication_error", "", "invalid_api_key", web.KeyHelp)
+	})
 }
 
 // health answers GET /health as llama.cpp's server does.
@@ -139,29 +111,13 @@ func writeError(w http.ResponseWriter, status int, typ, param, code, msg string)
 // apiError maps an *api.Error (or any error) to its HTTP status and OpenAI
 // error.
 func apiError(err error) (int, errorDetail) {
-	e := &api.Error{Code: api.CodeInternal, Message: err.Error()}
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		e = ae
-	}
-	status, typ, code := http.StatusInternalServerError, "server_error", e.Code
+	status, e, msg := web.Failure(err)
+	typ, code := "server_error", e.Code
 	switch e.Code {
 	case api.CodeBadRequest:
-		status, typ, code = http.StatusBadRequest, "invalid_request_error", "invalid_value"
+		typ, code = "invalid_request_error", "invalid_value"
 	case api.CodeTooLong:
-		status, typ, code = http.StatusBadRequest, "invalid_request_error", "context_length_exceeded"
-	case api.CodeBusy, api.CodeUnavailable:
-		status, typ = http.StatusServiceUnavailable, "server_error"
-	case api.CodeTimeout:
-		status = http.StatusGatewayTimeout
-	case api.CodeCancelled:
-		status = 499 // nginx's "client closed request": nobody reads it
-	}
-	// The message names the field, unless it says it already (an answer's
-	// error carries the whole explanation).
-	msg := e.Message
-	if e.Field != "" && !strings.Contains(msg, `"`+e.Field+`"`) {
-		msg = e.Error()
+		typ, code = "invalid_request_error", "context_length_exceeded"
 	}
 	d := errorDetail{Message: msg, Type: typ, Code: &code}
 	if e.Field != "" {
@@ -175,17 +131,10 @@ func apiError(err error) (int, errorDetail) {
 // Retry-After.
 func writeAPIError(w http.ResponseWriter, err error) {
 	status, d := apiError(err)
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
-	}
 	writeJSON(w, status, errorBody{Error: d})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v) // a write error means the client is gone
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { web.WriteJSON(w, status, v) }
 
 // readBody reads a request body within the size limit; the error is
 // already answered.
@@ -195,20 +144,13 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 			fmt.Sprintf("Content-Type %q is not application/json", ct))
 		return nil, false
 	}
-	// A body sent slowly is cut off after a minute (the server has no
-	// ReadTimeout, which would also end the answer's stream).
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(BodyTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "request_too_large",
-				fmt.Sprintf("the request body is larger than %d bytes (http.max_body_bytes)", mbe.Limit))
-			return nil, false
+	body, berr := web.ReadBody(w, r, h.opts.MaxBodyBytes)
+	if berr != nil {
+		code := ""
+		if berr.Status == http.StatusRequestEntityTooLarge {
+			code = "request_too_large"
 		}
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "", fmt.Sprintf("reading the request body: %v", err))
+		writeError(w, berr.Status, "invalid_request_error", "", code, berr.Message)
 		return nil, false
 	}
 	return body, true

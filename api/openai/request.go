@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/api/internal/web"
 )
 
 // chatRequest is the body of POST /v1/chat/completions. Fields OpenAI
@@ -67,7 +68,7 @@ func badRequest(param, format string, args ...any) *api.Error {
 // CodeBadRequest.
 func decodeChat(body []byte) (*chatRequest, error) {
 	var cr chatRequest
-	if err := decodeBody(body, &cr); err != nil {
+	if err := web.Decode(body, &cr); err != nil {
 		return nil, err
 	}
 	return &cr, nil
@@ -107,7 +108,7 @@ func (cr *chatRequest) toRequest() (*api.Request, error) {
 	if err := cr.thinking(req); err != nil {
 		return nil, err
 	}
-	stop, err := decodeStop(cr.Stop)
+	stop, err := web.DecodeStop(cr.Stop, "stop")
 	if err != nil {
 		return nil, err
 	}
@@ -174,23 +175,6 @@ func (cr *chatRequest) thinking(req *api.Request) error {
 		req.Think = &on
 	}
 	return nil
-}
-
-// decodeStop reads stop as a string or an array of strings.
-func decodeStop(raw json.RawMessage) ([]string, error) {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
-		return nil, nil
-	}
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		return []string{one}, nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return nil, badRequest("stop", "must be a string or an array of strings")
-	}
-	return many, nil
 }
 
 // messageText reads a message's content: a string, null, or an array of

@@ -20,6 +20,7 @@ const (
 	extraSchema  = `{"type":"object","properties":{"a":{"type":"boolean"}},"additionalProperties":{"type":"integer"}}`
 	enumSchema   = `{"enum":[1,12,"x",null,true,{"k":[1]}]}`
 	pairSchema   = `{"type":"array","items":{"type":"string"},"minItems":2}`
+	rangeSchema  = `{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":100}},"required":["n"],"additionalProperties":false}`
 	numberSchema = `{"type":"number"}`
 	unionSchema  = `{"type":["string","null"],"maxLength":1}`
 )
@@ -152,6 +153,12 @@ func trickyCases(t testing.TB) []trickyCase {
 		{schema: enumSchema, ok: `"`, bad: `y`},
 		{schema: enumSchema, ok: ``, bad: `false`},
 		{schema: enumSchema, ok: ` `, bad: `2`},
+		// integer ranges
+		{schema: rangeSchema, ok: `{"n":100}`, complete: true},
+		{schema: rangeSchema, ok: `{"n":10`, bad: `1`},
+		{schema: rangeSchema, ok: `{"n":`, bad: `-`},
+		{schema: rangeSchema, ok: `{"n":0`, bad: `0`},
+		{schema: rangeSchema, ok: `{"n":7}`, complete: true},
 		// arrays, numbers, type lists
 		{schema: pairSchema, ok: `["a"`, bad: `]`},
 		{schema: pairSchema, ok: `["a", "b", "c"]`, complete: true},
