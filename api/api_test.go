@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 		{"blank template", Request{Prompt: "a", ChatTemplate: " "}, "chat_template", "must not be blank"},
 		{"raw", Request{Prompt: "a", Raw: true}, "", ""},
 		{"raw messages", Request{Messages: []Message{{Role: RoleUser, Content: "b"}}, Raw: true}, "raw", "not messages"},
-		{"raw tools", Request{Prompt: "a", Raw: true, Tools: []Tool{{Type: "function", Function: ToolFunction{Name: "f"}}}}, "raw", "no tools"},
+		{"raw tools", Request{Prompt: "a", Raw: true, Tools: []Tool{{Type: "function", Function: ToolFunction{Name: "f"}}}}, "raw", "no template to present tools"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.req.Validate(Limits{MaxTokens: 100})
