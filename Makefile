@@ -71,7 +71,7 @@ $(STATICCHECK):
 	mv .tools/bin/staticcheck $@
 
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 fuzz:
 	$(GO) test ./gguf -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
