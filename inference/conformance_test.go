@@ -135,12 +135,15 @@ var conformanceModels = []struct {
 	// once attention sums 32 or more positions (the reference's vector
 	// order). gemma4-tiny-q4_k_m misses it: its row 0 matches to 1.6e-7,
 	// the other rows land at 0.026–0.064 (mean 0.037; 5 of 70 above 0.05).
-	// Its matrices are Q4_K/Q6_K, which the reference build multiplies with
-	// its repacked arithmetic (see gemma3-tiny-q4_k_m above): last-bit
-	// differences, which this architecture amplifies — leaving out only
-	// the FP16 rounding of the softmax weights moves the q8_0 file's row 1
-	// from 0 to 0.044, and the reference's own flash-attention path moves
-	// its rows by up to 0.077. Its limit is therefore 0.065, not 0.05.
+	// The cause is the reference build's Q4_K arithmetic (see
+	// gemma3-tiny-q4_k_m above): with the portable Q4_K dot changed to its
+	// repacked gemv's (per super-block one integer sum of the scaled
+	// products and one of the minimums, each accumulated with one fused
+	// multiply-add by d_w·d_a, the minimums subtracted at the end) and the
+	// vector tiers hidden, this file matches to < 5e-4 on all but about
+	// six rows, worst 0.032 (gemma3-tiny-q4_k_m: 0.026). That change is not
+	// kept (it needs its assembly twins and moves the tiny-q4_k_* files,
+	// made by the older build), so this file's limit is 0.065.
 	{"gemma4-tiny-q8_0", 0.05}, {"gemma4-tiny-q4_k_m", 0.065},
 }
 
