@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,13 +264,20 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 		if m.Layers[2].Wv != nil || m.Layers[1].Wv == nil || m.Config.FinalSoftcap != 30 {
 			t.Errorf("attn_v %v, softcap %v", m.Layers[2].Wv, m.Config.FinalSoftcap)
 		}
-		s, err := m.NewState(8, 1)
-		if err != nil {
-			t.Fatal(err)
+		// Without attn_v, V is the raw K: the logits are those of a file
+		// whose attn_v holds attn_k's weights (and not the original's).
+		kAsV := func(ti *gguf.Tensor) bool {
+			if ti.Name == "blk.2.attn_v.weight" {
+				ti.Data = m.Layers[2].Wk.Data
+			}
+			return true
 		}
-		defer s.Close()
-		if _, err := s.Prefill(context.Background(), []int32{1, 5, 6}, true); err != nil {
-			t.Fatal(err)
+		same := loadRewritten(t, rewrite(t, "gemma4-tiny-q8_0", nil, kAsV))
+		orig := loadTestModel(t, "gemma4-tiny-q8_0")
+		prompt := []int32{1, 5, 6, 7, 8}
+		got, want, before := prefillLogits(t, m, prompt), prefillLogits(t, same, prompt), prefillLogits(t, orig, prompt)
+		if !slices.Equal(got, want) || slices.Equal(got, before) {
+			t.Errorf("without attn_v: logits %v…, with attn_v = attn_k %v…, original %v…", got[:3], want[:3], before[:3])
 		}
 		_, err = Load(rewrite(t, "gemma4-tiny-q8_0", drop("gemma4.attention.shared_kv_layers"), nil))
 		if err == nil || !strings.Contains(err.Error(), `tensor "blk.5.attn_k.weight" is missing`) {
@@ -286,4 +294,30 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 			t.Errorf("rope %+v", r)
 		}
 	})
+}
+
+// loadRewritten loads a rewritten model file, closed when the test ends.
+func loadRewritten(t *testing.T, path string) *Model {
+	t.Helper()
+	m, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// prefillLogits returns a copy of m's logits after prompt.
+func prefillLogits(t *testing.T, m *Model, prompt []int32) []float32 {
+	t.Helper()
+	s, err := m.NewState(len(prompt), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l, err := s.Prefill(context.Background(), prompt, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Clone(l)
 }
