@@ -719,7 +719,7 @@ func TestServePrefixCacheKeepsSeveralPrompts(t *testing.T) {
 // prompt cache file across a restart and the prefix cache of a prompt that
 // a request extends — leaves the greedy answers as they were without it.
 func TestServeNewArchitecturesReuseKeepsAnswers(t *testing.T) {
-	for _, model := range []string{"qwen3-tiny-q8_0", "gemma3-tiny-q8_0", "phi3-tiny-q8_0", "lfm2-tiny-q8_0", "smollm3-tiny-q8_0", "qwen35-tiny-q8_0"} {
+	for _, model := range []string{"qwen3-tiny-q8_0", "gemma3-tiny-q8_0", "phi3-tiny-q8_0", "lfm2-tiny-q8_0", "smollm3-tiny-q8_0", "qwen35-tiny-q8_0", "gemma4-tiny-q8_0"} {
 		t.Run(model, func(t *testing.T) {
 			b := mqtttest.Start(t, mqtttest.Options{})
 			path := writeConfig(t, t.TempDir(), b, map[string]any{"model.path": modelPath(t, model+".gguf")})

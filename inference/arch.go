@@ -31,6 +31,7 @@ var architectures = map[Arch]func(*meta, *Config) error{
 	"lfm2":    describeLFM2,
 	"smollm3": describeSmolLM3,
 	"qwen35":  describeQwen35,
+	"gemma4":  describeGemma4,
 }
 
 // Architectures lists the supported architectures, sorted.
@@ -134,7 +135,7 @@ func readCommon(m *meta, c *Config) error {
 		}
 		c.Layers[i] = LayerSpec{
 			Mixer: MixAttention,
-			Attn: AttnSpec{NHead: c.NHead, NHeadKV: kv[i], HeadDim: c.HeadDim, Rope: 0,
+			Attn: AttnSpec{NHead: c.NHead, NHeadKV: kv[i], HeadDim: c.HeadDim, Rope: 0, KVLayer: i,
 				Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), QScale: 1},
 			FFN: FFNSpec{NFF: ff[i], Act: ActSiLU},
 		}
@@ -377,13 +378,8 @@ func describeQwen35(m *meta, c *Config) error {
 // attention.recurrent_layers (one bool per layer) or, without it, all but
 // every full_attention_interval-th.
 func (m *meta) recurrentLayers(n int) ([]bool, error) {
-	key := m.p + "attention.recurrent_layers"
-	if v, ok := m.f.Get(key); ok {
-		b, isBools := v.([]bool)
-		if !isBools || len(b) != n {
-			return nil, fmt.Errorf("inference: metadata %q must hold one bool per layer (%d)", key, n)
-		}
-		return b, nil
+	if m.f.Has(m.p + "attention.recurrent_layers") {
+		return m.boolPerLayer("attention.recurrent_layers", n)
 	}
 	interval, err := m.optSize("full_attention_interval", 4)
 	if err != nil {
@@ -397,6 +393,112 @@ func (m *meta) recurrentLayers(n int) ([]bool, error) {
 		out[i] = (i+1)%interval != 0
 	}
 	return out, nil
+}
+
+// maxPerLayerDim bounds gemma4's per-layer input width.
+const maxPerLayerDim = 4096
+
+// describeGemma4: Gemma 4 (the E2B/E4B-like dense models): embeddings ×
+// sqrt(NEmbd); per-layer inputs of embedding_length_per_layer_input values
+// (Config.PerLayerDim), mixed into every layer after its feed-forward;
+// sliding layers (attention.sliding_window_pattern, one bool per layer) with
+// the window, head size key_length_swa, rope.freq_base_swa and
+// rope.dimension_count_swa, and full layers with key_length and
+// rope.freq_base, whose rope_freqs divisors leave all but the first pairs
+// unrotated; Q/K norms, V RMS-normed without weight (V is the raw K
+// projection when attn_v is absent), scores unscaled; post-attention and
+// post-FFN norms; GELU gate; layer_output_scale; the last
+// attention.shared_kv_layers layers compute no K/V and attend to the cache
+// of the last sliding (n−N−2) or full (n−N−1) layer that has one; logits
+// soft-capped (30 when the key is absent). Norm weights are used as stored.
+func describeGemma4(m *meta, c *Config) error {
+	c.setRopeStyle(RopeNeox)
+	c.EmbedScale = float32(math.Sqrt(float64(c.NEmbd)))
+	c.Ropes[0].FactorsTensor = "rope_freqs.weight"
+	var window, hdSWA, vSWA int
+	err := m.sizes([]sizeKey{
+		{"attention.sliding_window", &window},
+		{"attention.key_length_swa", &hdSWA},
+		{"attention.value_length_swa", &vSWA},
+	})
+	if err != nil {
+		return err
+	}
+	// Required, 0 allowed (no per-layer inputs).
+	if c.PerLayerDim, err = m.optSize("embedding_length_per_layer_input", -1); err != nil {
+		return err
+	}
+	switch {
+	case c.PerLayerDim < 0:
+		return fmt.Errorf("inference: metadata %q: %w", m.p+"embedding_length_per_layer_input", gguf.ErrNotFound)
+	case vSWA != hdSWA:
+		return fmt.Errorf("inference: sliding value length %d differs from key length %d (not supported)", vSWA, hdSWA)
+	case hdSWA > maxHeadDim || hdSWA%2 != 0:
+		return fmt.Errorf("inference: sliding head dimension %d must be even and at most %d", hdSWA, maxHeadDim)
+	case c.PerLayerDim > maxPerLayerDim:
+		return fmt.Errorf("inference: per-layer input width %d out of range [0, %d]", c.PerLayerDim, maxPerLayerDim)
+	}
+	ropeSWA, err := m.optSize("rope.dimension_count_swa", c.RopeDim)
+	if err != nil {
+		return err
+	}
+	baseSWA, err := m.optFloat("rope.freq_base_swa", c.RopeBase)
+	if err != nil {
+		return err
+	}
+	c.Ropes = append(c.Ropes, RopeSpec{Style: RopeNeox, Dim: ropeSWA, Base: baseSWA, Scale: 1, AttnFactor: 1})
+	sliding, err := m.boolPerLayer("attention.sliding_window_pattern", c.NLayer)
+	if err != nil {
+		return err
+	}
+	shared, err := m.optSize("attention.shared_kv_layers", 0)
+	if err != nil {
+		return err
+	}
+	nKV := c.NLayer - shared // layers [0, nKV) keep their own K/V
+	if shared > 0 {
+		if nKV < 2 {
+			return fmt.Errorf("inference: %d shared-KV layers leave fewer than 2 of %d layers with a KV cache", shared, c.NLayer)
+		}
+		if !sliding[nKV-2] || sliding[nKV-1] {
+			return fmt.Errorf("inference: shared-KV layers read layers %d and %d, which must be sliding and full", nKV-2, nKV-1)
+		}
+	}
+	for i := range c.Layers {
+		l := &c.Layers[i]
+		a := &l.Attn
+		a.QKNorm, a.VNorm, a.OptionalV, a.QScale, a.Scale = true, true, true, 1, 1
+		l.PostAttnNorm, l.PostFFNNorm, l.FFN.Act = true, true, ActGELU
+		l.PerLayerInput = c.PerLayerDim > 0
+		_, l.OutScale = m.f.Tensor(fmt.Sprintf("blk.%d.layer_output_scale.weight", i)) // optional in the reference
+		if sliding[i] {
+			a.Window, a.Rope, a.HeadDim = window, 1, hdSWA
+		}
+		if i >= nKV {
+			a.KVLayer = nKV - 1
+			if sliding[i] {
+				a.KVLayer = nKV - 2
+			}
+			a.NHeadKV = c.Layers[a.KVLayer].Attn.NHeadKV // the cache's heads
+		}
+	}
+	if err := m.softcapDefault(c, 30); err != nil {
+		return err
+	}
+	return nil
+}
+
+// boolPerLayer reads a required key holding one bool per layer.
+func (m *meta) boolPerLayer(key string, n int) ([]bool, error) {
+	v, ok := m.f.Get(m.p + key)
+	if !ok {
+		return nil, fmt.Errorf("inference: metadata %q: %w", m.p+key, gguf.ErrNotFound)
+	}
+	b, isBools := v.([]bool)
+	if !isBools || len(b) != n {
+		return nil, fmt.Errorf("inference: metadata %q must hold one bool per layer (%d)", m.p+key, n)
+	}
+	return b, nil
 }
 
 // setRopeStyle sets the style of every RoPE setting and of the model.
@@ -438,6 +540,19 @@ func (c *Config) validate() error {
 		}
 		if a.Window < 0 || a.Rope >= len(c.Ropes) {
 			return fmt.Errorf("inference: layer %d: bad attention description", i)
+		}
+		if a.HeadDim <= 0 || a.HeadDim%2 != 0 || a.HeadDim > maxHeadDim || (a.Rope >= 0 && c.Ropes[a.Rope].Dim > a.HeadDim) {
+			return fmt.Errorf("inference: layer %d: head dimension %d must be even, at most %d and at least the rotated dimensions", i, a.HeadDim, maxHeadDim)
+		}
+		if a.KVLayer != i {
+			if a.KVLayer < 0 || a.KVLayer >= i {
+				return fmt.Errorf("inference: layer %d: reads the KV cache of layer %d, not an earlier one", i, a.KVLayer)
+			}
+			src := &c.Layers[a.KVLayer]
+			if src.Mixer != MixAttention || src.Attn.KVLayer != a.KVLayer || src.Attn.HeadDim != a.HeadDim ||
+				src.Attn.NHeadKV != a.NHeadKV || src.Attn.Window != a.Window {
+				return fmt.Errorf("inference: layer %d: the KV cache of layer %d is not one it can read", i, a.KVLayer)
+			}
 		}
 	}
 	if !attention {
@@ -589,8 +704,11 @@ func (m *meta) swaPattern(n, def int) ([]bool, error) {
 }
 
 // softcap reads final_logit_softcapping (0 or absent: none).
-func (m *meta) softcap(c *Config) error {
-	v, err := m.optFloat("final_logit_softcapping", 0)
+func (m *meta) softcap(c *Config) error { return m.softcapDefault(c, 0) }
+
+// softcapDefault reads final_logit_softcapping (def when absent; 0: none).
+func (m *meta) softcapDefault(c *Config, def float32) error {
+	v, err := m.optFloat("final_logit_softcapping", def)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ var newArchModels = []string{
 	"qwen3-tiny-q8_0", "qwen3-tiny-q4_k_m", "gemma3-tiny-q8_0", "gemma3-tiny-q4_k_m",
 	"phi3-tiny-q8_0", "phi3-tiny-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k_m",
 	"smollm3-tiny-q8_0", "smollm3-tiny-q4_k_m", "qwen35-tiny-q8_0", "qwen35-tiny-q4_k_m",
+	"gemma4-tiny-q8_0", "gemma4-tiny-q4_k_m",
 }
 
 // The registry describes each architecture's layers as the reference
@@ -48,6 +49,22 @@ func TestArchitectureDescriptions(t *testing.T) {
 				d == DeltaSpec{NKHead: 2, NVHead: 4, StateDim: 64, ConvL: 4} && d.ConvDim() == 512 &&
 				a.OutGate && a.QKNorm && a.NHead == 4 && a.NHeadKV == 2 && a.HeadDim == 64 &&
 				r.Style == RopeNeox && r.Dim == 16 && r.Base == 1e7 && c.Layers[1].FFNNorm == "post_attention_norm"
+		}},
+		{"gemma4-tiny-q8_0", "10 layers: 8 sliding-window (16), 2 global, 5 reading an earlier layer's KV cache", func(c *Config) bool {
+			local, global, full := c.Layers[0].Attn, c.Layers[4].Attn, c.Ropes[0]
+			swa := c.Ropes[local.Rope]
+			kvFrom := []int{0, 1, 2, 3, 4, 3, 3, 3, 3, 4}
+			for i, l := range c.Layers {
+				if l.Attn.KVLayer != kvFrom[i] || !l.PerLayerInput || !l.OutScale || !l.PostAttnNorm || !l.PostFFNNorm ||
+					l.FFN.Act != ActGELU || !l.Attn.VNorm || l.Attn.Scale != 1 || l.Attn.QScale != 1 {
+					return false
+				}
+			}
+			return c.EmbedScale == 16 && c.PerLayerDim == 32 && c.FinalSoftcap == 30 &&
+				local.Window == 16 && local.HeadDim == 64 && global.Window == 0 && global.HeadDim == 128 &&
+				c.Layers[9].Attn.HeadDim == 128 && c.Layers[5].FFN.NFF == 256 && c.Layers[4].FFN.NFF == 128 &&
+				swa.Base == 1e4 && swa.Dim == 64 && full.Base == 1e6 && full.Dim == 128 && len(full.Factors) == 64 &&
+				full.Factors[15] == 1 && full.Factors[16] > 1e29
 		}},
 		{"smollm3-tiny-q8_0", "4 layers: 1 without RoPE", func(c *Config) bool {
 			return c.Layers[3].Attn.Rope < 0 && c.Layers[2].Attn.Rope == 0 && c.Ropes[0].Style == RopeNorm
@@ -185,7 +202,7 @@ func TestCachesKeepOutputsNewArchitectures(t *testing.T) {
 			_, _, fresh := newTestState(t, name+".gguf")
 			rewinds := true
 			for _, spec := range s.m.Config.CacheSpecs(s.Ctx()) {
-				rewinds = rewinds && spec.Kind == CacheKV && spec.Window == 0
+				rewinds = rewinds && (spec.Kind == CacheKV && spec.Window == 0 || spec.Kind == CacheNone)
 			}
 			base := cachePrompt(5, 60)
 			longer := append(slices.Clone(base), 11, 12, 13, 14)

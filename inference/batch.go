@@ -65,6 +65,9 @@ func newBatchInput(m *Model) batchInput {
 		}
 	}
 	grow(m.Output)
+	if m.PerLayerProj != nil {
+		grow(m.PerLayerProj)
+	}
 	return in
 }
 
@@ -119,7 +122,8 @@ func row(buf []float32, i, width int) []float32 { return buf[i*width : (i+1)*wid
 // the next positions, leaving the final residual stream of each in the rows
 // of s.x. Every layer reads a normalised copy of the residual stream x into
 // xb, computes its mixer (attention, short convolution or Gated DeltaNet)
-// and then its feed-forward network into xb2, and adds xb2 back to x.
+// and then its feed-forward network into xb2, and adds xb2 back to x; then,
+// where the layer says so, its per-layer input and its output scale.
 func (s *State) forward(tokens []int32) {
 	c, m := s.c, s.m
 	n, e := len(tokens), c.NEmbd
@@ -129,6 +133,9 @@ func (s *State) forward(tokens []int32) {
 		if c.EmbedScale != 1 {
 			kernels.ScaleF32(x, c.EmbedScale) // × sqrt(NEmbd) (Gemma)
 		}
+	}
+	if c.PerLayerDim > 0 {
+		s.perLayerInputs(tokens) // pl = the per-layer inputs of every layer (gemma4)
 	}
 	for r := range s.rope {
 		s.rope[r].compute(s.pos, n)
@@ -156,20 +163,73 @@ func (s *State) forward(tokens []int32) {
 			s.rmsnorm(s.xb2, s.xb2, n, L.PostFFNNorm)
 		}
 		s.addRows(s.x, s.xb2, n) // x += xb2
+		if spec.PerLayerInput {
+			s.perLayerMix(s.xb2, l, n) // xb2 = rmsnorm(proj·(gelu(inp_gate·x) × pl[l]))·post_norm
+			s.addRows(s.x, s.xb2, n)   // x += xb2
+		}
+		if spec.OutScale {
+			for i := range n {
+				kernels.ScaleF32(row(s.x, i, c.NEmbd), L.OutScale[0]) // x ×= layer_output_scale
+			}
+		}
 	}
 	s.pos += n
+}
+
+// perLayerInputs computes gemma4's per-layer inputs of the batch from the
+// scaled embeddings in the rows of s.x: each row of s.pl holds, layer by
+// layer, pl[l] = (rmsnorm(p[l])·per_layer_proj_norm + e[l]) / sqrt(2) with
+// p = per_layer_model_proj·x / sqrt(NEmbd) and e = per_layer_token_embd[id]
+// × sqrt(PerLayerDim), the reference's order of operations.
+func (s *State) perLayerInputs(tokens []int32) {
+	c, m := s.c, s.m
+	n, P, w := len(tokens), c.PerLayerDim, c.PerLayerDim*c.NLayer
+	projScale := 1 / float32(math.Sqrt(float64(c.NEmbd)))
+	embdScale := float32(math.Sqrt(float64(P)))
+	mixScale := 1 / float32(math.Sqrt(2))
+	s.matmul(s.pl, m.PerLayerProj, s.input(s.x, n, c.NEmbd)) // pl = per_layer_model_proj·x
+	for i, tok := range tokens {
+		p := row(s.pl, i, w)
+		kernels.ScaleF32(p, projScale) // p /= sqrt(NEmbd)
+		for l := range c.NLayer {
+			kernels.RMSNorm(p[l*P:(l+1)*P], p[l*P:(l+1)*P], m.PerLayerNorm, c.NormEps) // p[l] = rmsnorm(p[l])·per_layer_proj_norm
+		}
+		kernels.DequantizeRow(m.PerLayerEmbd.Type, m.PerLayerEmbd.Row(int(tok)), s.plTok) // e = per_layer_token_embd[tok]
+		kernels.ScaleF32(s.plTok, embdScale)                                              // e ×= sqrt(P)
+		kernels.AddF32(p, s.plTok)                                                        // p += e
+		kernels.ScaleF32(p, mixScale)                                                     // p /= sqrt(2)
+	}
+}
+
+// perLayerMix computes layer l's per-layer input term of the batch into
+// out: rmsnorm(proj·(gelu(inp_gate·x) × pl[l]))·post_norm, x the residual
+// stream after the feed-forward.
+func (s *State) perLayerMix(out []float32, l, n int) {
+	L, P, e := &s.m.Layers[l], s.c.PerLayerDim, s.c.NEmbd
+	w := P * s.c.NLayer
+	s.matmul(s.plh, L.InpGate, s.input(s.x, n, e)) // plh = inp_gate·x
+	for i := range n {
+		kernels.GELUMul(row(s.plh, i, P), row(s.pl, i, w)[l*P:(l+1)*P]) // plh = gelu(plh) × pl[l]
+	}
+	s.matmul(out, L.Proj, s.input(s.plh, n, P)) // out = proj·plh
+	s.rmsnorm(out, out, n, L.PostNorm)
 }
 
 // attention computes layer l's self-attention of the batch: out = Wo ·
 // attention(q, cached keys and values) with q, k, v projected from the rows
 // of x, and stores the batch's keys and values in the layer's cache. With
 // an output gate (qwen35), attn_q gives each head's query then its gate, and
-// the attention output is × sigmoid(gate) before Wo.
+// the attention output is × sigmoid(gate) before Wo. A layer that reads
+// another layer's cache (AttnSpec.KVLayer, gemma4) computes only its
+// queries and attends to what that layer stored.
 func (s *State) attention(out, x []float32, l, n int) {
-	L, a, cache := &s.m.Layers[l], &s.c.Layers[l].Attn, &s.caches[l]
+	L, a, cache := &s.m.Layers[l], &s.c.Layers[l].Attn, &s.caches[s.c.Layers[l].Attn.KVLayer]
 	hd, qDim, kvDim := a.HeadDim, a.QDim(), a.KVDim()
+	own := a.KVLayer == l
 	in := s.input(x, n, s.c.NEmbd)
 	switch {
+	case !own:
+		s.matmul(s.q, L.Wq, in) // q = Wq·x; keys and values are in layer KVLayer's cache
 	case a.OutGate:
 		s.matmul(s.qkv, L.Wq, in) // qkv = Wq·x, per head [query | gate]
 		for i := range n {
@@ -192,30 +252,33 @@ func (s *State) attention(out, x []float32, l, n int) {
 	default:
 		s.matmul(s.q, L.Wq, in) // q = Wq·x
 		s.matmul(s.k, L.Wk, in) // k = Wk·x
-		s.matmul(s.v, L.Wv, in) // v = Wv·x
+		if L.Wv != nil {
+			s.matmul(s.v, L.Wv, in) // v = Wv·x
+		} else {
+			copy(s.v[:n*kvDim], s.k[:n*kvDim]) // v = the raw k (gemma4 without attn_v)
+		}
 	}
 	for i := range n {
-		q, k, v := row(s.q, i, qDim), row(s.k, i, kvDim), row(s.v, i, kvDim)
+		q := row(s.q, i, qDim)
 		if L.Bq != nil {
 			kernels.AddF32(q, L.Bq)
-			kernels.AddF32(k, L.Bk)
-			kernels.AddF32(v, L.Bv)
 		}
 		if L.QNorm != nil {
 			s.headNorm(q, a.NHead, hd, L.QNorm)
-			s.headNorm(k, a.NHeadKV, hd, L.KNorm)
 		}
 		if a.Rope >= 0 {
 			s.rope[a.Rope].rotate(q, a.NHead, hd, i)
-			s.rope[a.Rope].rotate(k, a.NHeadKV, hd, i)
 		}
 		if a.QScale != 1 {
 			kernels.ScaleF32(q, a.QScale)
 		}
-		kernels.FP32ToFP16Slice(cache.keyRow(s.pos+i), k)
-		kernels.FP32ToFP16Slice(cache.valueRow(s.pos+i), v)
+		if own {
+			s.storeKV(L, a, cache, i)
+		}
 	}
-	cache.wrote(s.pos + n)
+	if own {
+		cache.wrote(s.pos + n)
+	}
 	s.attJob = attentionJob{s: s, a: a, cache: cache, pos: s.pos, n: n}
 	s.pool.Run(a.NHead*n, 1, &s.attJob) // att = softmax(q·Kᵀ)·V per head
 	if a.OutGate {
@@ -228,6 +291,37 @@ func (s *State) attention(out, x []float32, l, n int) {
 	}
 	s.matmul(out, L.Wo, s.input(s.att, n, qDim)) // out = Wo·att
 }
+
+// storeKV finishes the key and value of batch row i (biases, K norm, V norm
+// without weight, RoPE) and stores them in cache at their position.
+func (s *State) storeKV(L *Layer, a *AttnSpec, cache *layerCache, i int) {
+	hd, kvDim := a.HeadDim, a.KVDim()
+	k, v := row(s.k, i, kvDim), row(s.v, i, kvDim)
+	if L.Bk != nil {
+		kernels.AddF32(k, L.Bk)
+		kernels.AddF32(v, L.Bv)
+	}
+	if L.KNorm != nil {
+		s.headNorm(k, a.NHeadKV, hd, L.KNorm)
+	}
+	if a.VNorm {
+		s.headNorm(v, a.NHeadKV, hd, ones[:hd])
+	}
+	if a.Rope >= 0 {
+		s.rope[a.Rope].rotate(k, a.NHeadKV, hd, i)
+	}
+	kernels.FP32ToFP16Slice(cache.keyRow(s.pos+i), k)
+	kernels.FP32ToFP16Slice(cache.valueRow(s.pos+i), v)
+}
+
+// ones is the weight of a norm without one (× 1 is exact).
+var ones = func() []float32 {
+	w := make([]float32, maxHeadDim)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}()
 
 // shortConv computes layer l's gated short convolution (lfm2) of the batch:
 // [b | c | u] = in_proj·x; the convolution runs over time on v = b × u with

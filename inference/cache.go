@@ -20,6 +20,8 @@ import (
 //   - A Gated DeltaNet layer keeps its convolution's previous ConvL−1
 //     inputs (ConvDim wide) and one StateDim × StateDim state per value
 //     head, all F32: a fixed size, whatever the context.
+//   - A layer that attends to another layer's cache (gemma4's shared-KV
+//     layers) keeps nothing of its own (CacheNone): it costs no memory.
 //
 // Convolution and DeltaNet states are recurrent: they hold the sequence
 // summed up to one position and cannot go back to an earlier one.
@@ -37,11 +39,14 @@ const (
 	// then NVHead·StateDim rows of state (row j of a head's state is value
 	// j, over the keys).
 	CacheDeltaNet
+	// CacheNone: the layer reads another layer's KV cache and keeps none
+	// (Rows and Width 0).
+	CacheNone
 )
 
 // Recurrent reports whether the cache sums up the sequence at one position
 // (convolution and DeltaNet states), so that it cannot be rewound.
-func (k CacheKind) Recurrent() bool { return k != CacheKV }
+func (k CacheKind) Recurrent() bool { return k == CacheConv || k == CacheDeltaNet }
 
 // CacheSpec is one layer's cache for a given context.
 type CacheSpec struct {
@@ -67,18 +72,22 @@ func (s CacheSpec) Bytes() int64 {
 func (c *Config) CacheSpecs(ctx int) []CacheSpec {
 	specs := make([]CacheSpec, len(c.Layers))
 	for i := range c.Layers {
-		specs[i] = c.Layers[i].cacheSpec(c.NEmbd, ctx)
+		specs[i] = c.Layers[i].cacheSpec(i, c.NEmbd, ctx)
 	}
 	return specs
 }
 
-func (l *LayerSpec) cacheSpec(nEmbd, ctx int) CacheSpec {
+// cacheSpec is the cache of the layer, which is layer il of its model.
+func (l *LayerSpec) cacheSpec(il, nEmbd, ctx int) CacheSpec {
 	switch l.Mixer {
 	case MixShortConv:
 		return CacheSpec{Kind: CacheConv, Rows: l.ConvL - 1, Width: nEmbd}
 	case MixDeltaNet:
 		d := &l.Delta
 		return CacheSpec{Kind: CacheDeltaNet, Rows: (d.ConvL-1)*d.ConvDim()/d.StateDim + d.NVHead*d.StateDim, Width: d.StateDim}
+	}
+	if l.Attn.KVLayer != il {
+		return CacheSpec{Kind: CacheNone}
 	}
 	rows := ctx
 	if w := l.Attn.Window; w > 0 {
@@ -100,7 +109,8 @@ func (c *Config) CacheBytes(ctx int) int64 {
 // CacheCost is the cache memory as a function of the context: at most
 // Fixed + PerToken·ctx bytes, exactly that once the context is longer than
 // every sliding-window ring. Global attention layers make up PerToken;
-// window rings, convolution and DeltaNet states are Fixed.
+// window rings, convolution and DeltaNet states are Fixed; layers that read
+// another layer's cache count nothing.
 type CacheCost struct {
 	PerToken, Fixed int64
 }
@@ -112,10 +122,10 @@ func (c *Config) CacheCost() CacheCost {
 	for i := range c.Layers {
 		l := &c.Layers[i]
 		if l.Mixer == MixAttention && l.Attn.Window == 0 {
-			cost.PerToken += CacheSpec{Kind: CacheKV, Rows: 1, Width: l.Attn.KVDim()}.Bytes()
+			cost.PerToken += l.cacheSpec(i, c.NEmbd, 1).Bytes()
 			continue
 		}
-		cost.Fixed += l.cacheSpec(c.NEmbd, math.MaxInt32).Bytes() // a context longer than any ring
+		cost.Fixed += l.cacheSpec(i, c.NEmbd, math.MaxInt32).Bytes() // a context longer than any ring
 	}
 	return cost
 }
@@ -133,9 +143,10 @@ type layerCache struct {
 
 func newLayerCache(s CacheSpec) layerCache {
 	lc := layerCache{spec: s}
-	if s.Kind.Recurrent() {
+	switch {
+	case s.Kind.Recurrent():
 		lc.conv = make([]float32, s.Rows*s.Width)
-	} else {
+	case s.Kind == CacheKV:
 		lc.k = make([]uint16, s.Rows*s.Width)
 		lc.v = make([]uint16, s.Rows*s.Width)
 	}
@@ -210,7 +221,10 @@ func (lc *layerCache) stateBytes(n int) int {
 // of positions firstNeeded(n) … n−1 as little-endian FP16, or the
 // recurrent state as little-endian F32.
 func (lc *layerCache) save(dst []byte, n int) []byte {
-	if lc.spec.Kind.Recurrent() {
+	switch lc.spec.Kind {
+	case CacheNone:
+		return dst
+	case CacheConv, CacheDeltaNet:
 		return append(dst, f32Bytes(lc.conv)...)
 	}
 	for p := lc.firstNeeded(n); p < n; p++ {
@@ -225,7 +239,10 @@ func (lc *layerCache) save(dst []byte, n int) []byte {
 // load restores, from src as save wrote it for position n, what the layer
 // needs to continue from position p ≤ n (see restorable).
 func (lc *layerCache) load(src []byte, n, p int) {
-	if lc.spec.Kind.Recurrent() {
+	switch lc.spec.Kind {
+	case CacheNone:
+		return
+	case CacheConv, CacheDeltaNet:
 		copy(f32Bytes(lc.conv), src)
 		return
 	}
@@ -307,10 +324,18 @@ func f32Bytes(x []float32) []byte {
 }
 
 // rowBytes is the size of one saved row: a key or a value (FP16), or a
-// row of a recurrent state (F32).
+// row of a recurrent state (F32); 0 for a layer without a cache.
 func (lc *layerCache) rowBytes() int {
 	if lc.spec.Kind.Recurrent() {
 		return 4 * lc.spec.Width
 	}
 	return 2 * lc.spec.Width
+}
+
+// savedRows is the number of rows save writes for position n.
+func (lc *layerCache) savedRows(n int) int {
+	if lc.rowBytes() == 0 {
+		return 0
+	}
+	return lc.stateBytes(n) / lc.rowBytes()
 }

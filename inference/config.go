@@ -57,6 +57,12 @@ type Config struct {
 	EmbedScale float32
 	// FinalSoftcap, when > 0, caps the logits: c·tanh(logits/c) (Gemma).
 	FinalSoftcap float32
+	// PerLayerDim is the width P of the per-layer inputs (gemma4's
+	// embedding_length_per_layer_input; 0 = none): before the first layer,
+	// pl[l] = (rmsnorm(per_layer_model_proj·x / sqrt(NEmbd))·per_layer_proj_norm
+	// + per_layer_token_embd[id] × sqrt(P)) / sqrt(2), P values per layer,
+	// which each layer with LayerSpec.PerLayerInput mixes into its output.
+	PerLayerDim int
 	// FinalNorm is the tensor of the norm before the output projection
 	// ("output_norm.weight"; lfm2: "token_embd_norm.weight").
 	FinalNorm string
@@ -85,6 +91,13 @@ type LayerSpec struct {
 	// FFNNorm names the feed-forward's input norm within the block
 	// ("ffn_norm" when empty; qwen35 calls it "post_attention_norm").
 	FFNNorm string
+	// PerLayerInput: after the feed-forward, x += rmsnorm(proj·(gelu(
+	// inp_gate·x) × pl[l]))·post_norm, pl the model's per-layer inputs
+	// (Config.PerLayerDim; gemma4).
+	PerLayerInput bool
+	// OutScale: the block's output x is multiplied by its one
+	// layer_output_scale value (gemma4).
+	OutScale bool
 }
 
 // MixerKind is what mixes information across positions in a block.
@@ -120,10 +133,16 @@ type AttnSpec struct {
 	QKVBias                 bool    // Q/K/V projections have biases (qwen2)
 	QKNorm                  bool    // Q and K are RMS-normed per head before RoPE (attn_q_norm, attn_k_norm)
 	OutGate                 bool    // attn_q has 2·QDim rows, per head the query then its gate; the output is × sigmoid(gate) (qwen35)
+	VNorm                   bool    // V is RMS-normed per head, without a weight (gemma4)
+	OptionalV               bool    // attn_v may be absent: V is then the raw K projection (gemma4)
 	Rope                    int     // index in Config.Ropes; -1: no RoPE in this layer (smollm3's NoPE layers)
 	Window                  int     // sliding window: a query sees the Window latest positions, itself included; 0 = all
 	QScale                  float32 // multiplies Q after RoPE (gemma3, phi3: 1/sqrt(head dim)); 1 = none
 	Scale                   float32 // multiplies the scores (llama: 1/sqrt(head dim); 1 where QScale does it)
+	// KVLayer is the layer whose KV cache the block attends to: its own
+	// index, or an earlier layer's (gemma4's shared-KV layers), in which
+	// case the block computes only its queries and keeps no cache.
+	KVLayer int
 }
 
 // QDim is the width of the query projection; KVDim that of the keys and
@@ -187,12 +206,17 @@ func (c *Config) KVDim() int { return c.NHeadKV * c.HeadDim }
 
 // Summary describes the layers in a few words, e.g. "26 layers: 22
 // sliding-window (512), 4 global", "16 layers: 10 short convolution, 6
-// attention" or "24 layers: 18 Gated DeltaNet, 6 gated attention".
+// attention", "24 layers: 18 Gated DeltaNet, 6 gated attention" or "35
+// layers: 28 sliding-window (512), 7 global, 20 reading an earlier layer's
+// KV cache".
 func (c *Config) Summary() string {
-	var global, sliding, conv, delta, nope int
+	var global, sliding, conv, delta, nope, shared int
 	window := 0
 	for i := range c.Layers {
 		l := &c.Layers[i]
+		if l.Mixer == MixAttention && l.Attn.KVLayer != i {
+			shared++
+		}
 		switch {
 		case l.Mixer == MixShortConv:
 			conv++
@@ -221,6 +245,9 @@ func (c *Config) Summary() string {
 	}
 	if nope > 0 {
 		parts = append(parts, fmt.Sprintf("%d without RoPE", nope))
+	}
+	if shared > 0 {
+		parts = append(parts, fmt.Sprintf("%d reading an earlier layer's KV cache", shared))
 	}
 	if len(parts) == 0 {
 		return s

@@ -238,7 +238,7 @@ func TestGenerateReusePrefix(t *testing.T) {
 // architecture and the kinds of matmul input (Q8_K, Q8_1, Q8_0, F32).
 var zeroAllocModels = []string{"stories260K", "tiny-q4_k_m", "tiny-q4_1", "qwen2-tiny-q8_0",
 	"qwen3-tiny-q4_k_m", "gemma3-tiny-q8_0", "phi3-tiny-q8_0", "lfm2-tiny-q8_0", "smollm3-tiny-q4_k_m",
-	"qwen35-tiny-q8_0", "qwen35-tiny-q4_k_m"}
+	"qwen35-tiny-q8_0", "qwen35-tiny-q4_k_m", "gemma4-tiny-q8_0", "gemma4-tiny-q4_k_m"}
 
 // Force takes the tokens it returns in place of sampled ones, counted and
 // streamed like them; ShowTokens puts a control token's text in the stream,

@@ -86,9 +86,10 @@ func (m *Model) EstimateMemory(ctx int) Estimate {
 	// The batch buffers of a State (NewState), the logits rows Eval keeps,
 	// the RoPE rows, and the quantized copies of the matmul inputs.
 	b := c.buffers()
-	perToken := 3*c.NEmbd + 2*b.qDim + 2*b.kvDim + b.qkv + b.hb + b.hb2 + b.bcu + b.z + 2*b.heads
+	perToken := 3*c.NEmbd + 2*b.qDim + 2*b.kvDim + b.qkv + b.hb + b.hb2 + b.bcu + b.z + 2*b.heads +
+		c.PerLayerDim*(c.NLayer+1)
 	logitRows := min(maxBatch, max(1, logitBudget/c.NVocab))
-	floats := maxBatch*perToken + logitRows*c.NVocab + b.qkv
+	floats := maxBatch*perToken + logitRows*c.NVocab + b.qkv + c.PerLayerDim*c.NLayer
 	for _, r := range c.Ropes {
 		floats += maxBatch * r.Dim
 	}

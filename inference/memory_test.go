@@ -47,20 +47,17 @@ func TestHeapWithinKVBudget(t *testing.T) {
 	}
 }
 
-// A qwen35 model's DeltaNet layers keep a fixed-size state per sequence
-// (their convolution's previous ConvL−1 inputs and one S×S matrix per V
-// head, F32), whatever the context: the plan counts them as fixed and only
-// the attention layer per token, and a State allocates exactly that.
-func TestDeltaNetCachePlan(t *testing.T) {
-	m := loadTestModel(t, "qwen35-tiny-q8_0")
+// checkCachePlan checks a model's cache plan: fixed bytes whatever the
+// context, perToken per position, and that a State allocates exactly that,
+// each layer's cache of the kind kind(i) says.
+func checkCachePlan(t *testing.T, m *Model, fixed, perToken int64, kind func(i int) CacheKind) {
+	t.Helper()
 	c := &m.Config
-	const delta = 3 * 4 * ((4-1)*512 + 4*64*64) // 3 layers of F32 history and states
-	const perToken = 1 * 2 * 2 * 2 * 64         // 1 attention layer, K and V, FP16, 2 heads of 64
-	if got := c.CacheCost(); got.Fixed != delta || got.PerToken != perToken {
-		t.Fatalf("cache cost %+v, want fixed %d, per token %d", got, delta, perToken)
+	if got := c.CacheCost(); got.Fixed != fixed || got.PerToken != perToken {
+		t.Fatalf("cache cost %+v, want fixed %d, per token %d", got, fixed, perToken)
 	}
 	for _, ctx := range []int{64, 4096} {
-		if got, want := c.CacheBytes(ctx), int64(delta+perToken*ctx); got != want {
+		if got, want := c.CacheBytes(ctx), fixed+perToken*int64(ctx); got != want {
 			t.Errorf("context %d: cache %d bytes, want %d", ctx, got, want)
 		}
 	}
@@ -73,11 +70,41 @@ func TestDeltaNetCachePlan(t *testing.T) {
 	for i := range s.caches {
 		lc := &s.caches[i]
 		held += int64(4*len(lc.conv) + 2*len(lc.k) + 2*len(lc.v))
-		if want := c.Layers[i].Mixer == MixDeltaNet; lc.spec.Kind.Recurrent() != want {
-			t.Errorf("layer %d: cache kind %d", i, lc.spec.Kind)
+		if lc.spec.Kind != kind(i) {
+			t.Errorf("layer %d: cache kind %d, want %d", i, lc.spec.Kind, kind(i))
 		}
 	}
 	if held != c.CacheBytes(64) {
 		t.Errorf("the state holds %d bytes of cache, the plan says %d", held, c.CacheBytes(64))
 	}
+}
+
+// A qwen35 model's DeltaNet layers keep a fixed-size state per sequence
+// (their convolution's previous ConvL−1 inputs and one S×S matrix per V
+// head, F32), whatever the context: the plan counts them as fixed and only
+// the attention layer per token, and a State allocates exactly that.
+func TestDeltaNetCachePlan(t *testing.T) {
+	const delta = 3 * 4 * ((4-1)*512 + 4*64*64) // 3 layers of F32 history and states
+	const perToken = 1 * 2 * 2 * 2 * 64         // 1 attention layer, K and V, FP16, 2 heads of 64
+	checkCachePlan(t, loadTestModel(t, "qwen35-tiny-q8_0"), delta, perToken, func(i int) CacheKind {
+		if i == 3 {
+			return CacheKV
+		}
+		return CacheDeltaNet
+	})
+}
+
+// gemma4's shared-KV layers attend to the cache of an earlier layer and keep
+// none of their own: the plan counts the full layer that owns a cache per
+// token, the sliding layers' rings as fixed, the five shared layers as
+// nothing, and a State allocates exactly that.
+func TestSharedKVCachePlan(t *testing.T) {
+	const rings = 4 * (16 + maxBatch - 1) * 64 * 2 * 2 // layers 0–3: window + batch − 1 rows, one head of 64, K and V, FP16
+	const perToken = 1 * 128 * 2 * 2                   // layer 4: one head of 128, K and V, FP16
+	checkCachePlan(t, loadTestModel(t, "gemma4-tiny-q8_0"), rings, perToken, func(i int) CacheKind {
+		if i >= 5 {
+			return CacheNone
+		}
+		return CacheKV
+	})
 }

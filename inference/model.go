@@ -51,6 +51,11 @@ type Layer struct {
 	Gate, Up                        *Matrix // Up has 2·NFF rows, the gate first, when FFNSpec.FusedUp (Gate nil)
 	Down                            *Matrix
 	PostFFNNorm                     []float32 // when LayerSpec.PostFFNNorm
+	// Per-layer input (LayerSpec.PerLayerInput): InpGate maps x to the
+	// per-layer width, Proj back to NEmbd, PostNorm norms the result.
+	InpGate, Proj *Matrix
+	PostNorm      []float32
+	OutScale      []float32 // one value, when LayerSpec.OutScale
 }
 
 // Model is a loaded model: its configuration and weights, which point into the
@@ -63,6 +68,11 @@ type Model struct {
 	OutNorm   []float32
 	Output    *Matrix // output projection; Embed when the embeddings are tied
 	Tokenizer *tokenizer.Tokenizer
+	// Per-layer inputs (Config.PerLayerDim > 0): per_layer_token_embd (one
+	// row of PerLayerDim·NLayer per token), per_layer_model_proj and the
+	// norm of its per-layer slices.
+	PerLayerEmbd, PerLayerProj *Matrix
+	PerLayerNorm               []float32
 }
 
 // Load opens the GGUF file at path and loads the model in it.
@@ -101,9 +111,14 @@ func FromFile(f *gguf.File) (*Model, error) {
 		r.Factors = l.optVector(r.FactorsTensor, r.Dim/2)
 		r.FactorsLong = l.optVector(r.FactorsLongTensor, r.Dim/2)
 	}
+	if p := cfg.PerLayerDim; p > 0 {
+		m.PerLayerEmbd = l.matrix("per_layer_token_embd.weight", p*cfg.NLayer, cfg.NVocab)
+		m.PerLayerProj = l.matrix("per_layer_model_proj.weight", cfg.NEmbd, p*cfg.NLayer)
+		m.PerLayerNorm = l.vector("per_layer_proj_norm.weight", p)
+	}
 	m.Layers = make([]Layer, cfg.NLayer)
 	for i := range m.Layers {
-		l.layer(&m.Layers[i], &cfg.Layers[i], i, cfg.NEmbd)
+		l.layer(&m.Layers[i], &cfg, i)
 	}
 	m.OutNorm = l.vector(cfg.FinalNorm, cfg.NEmbd)
 	if _, ok := f.Tensor("output.weight"); ok {
@@ -125,7 +140,8 @@ func FromFile(f *gguf.File) (*Model, error) {
 }
 
 // layer loads the weights of block i as its description says.
-func (l *loader) layer(L *Layer, spec *LayerSpec, i, nEmbd int) {
+func (l *loader) layer(L *Layer, cfg *Config, i int) {
+	spec, nEmbd := &cfg.Layers[i], cfg.NEmbd
 	p := fmt.Sprintf("blk.%d.", i)
 	L.AttnNorm = l.vector(p+"attn_norm.weight", nEmbd)
 	switch spec.Mixer {
@@ -136,12 +152,17 @@ func (l *loader) layer(L *Layer, spec *LayerSpec, i, nEmbd int) {
 		if a.OutGate {
 			qRows = 2 * qDim // per head: the query, then its gate
 		}
+		own := a.KVLayer == i // a layer reading another's cache has no K/V weights
 		if a.FusedQKV {
 			L.Wqkv = l.matrix(p+"attn_qkv.weight", nEmbd, qDim+2*kvDim)
 		} else {
 			L.Wq = l.matrix(p+"attn_q.weight", nEmbd, qRows)
+		}
+		if own && !a.FusedQKV {
 			L.Wk = l.matrix(p+"attn_k.weight", nEmbd, kvDim)
-			L.Wv = l.matrix(p+"attn_v.weight", nEmbd, kvDim)
+			if _, ok := l.f.Tensor(p + "attn_v.weight"); ok || !a.OptionalV {
+				L.Wv = l.matrix(p+"attn_v.weight", nEmbd, kvDim) // else V is the raw K
+			}
 		}
 		if a.QKVBias {
 			L.Bq = l.vector(p+"attn_q.bias", qDim)
@@ -150,7 +171,9 @@ func (l *loader) layer(L *Layer, spec *LayerSpec, i, nEmbd int) {
 		}
 		if a.QKNorm {
 			L.QNorm = l.vector(p+"attn_q_norm.weight", a.HeadDim)
-			L.KNorm = l.vector(p+"attn_k_norm.weight", a.HeadDim)
+			if own {
+				L.KNorm = l.vector(p+"attn_k_norm.weight", a.HeadDim)
+			}
 		}
 		L.Wo = l.matrix(p+"attn_output.weight", qDim, nEmbd)
 	case MixShortConv:
@@ -187,6 +210,14 @@ func (l *loader) layer(L *Layer, spec *LayerSpec, i, nEmbd int) {
 	L.Down = l.matrix(p+"ffn_down.weight", f.NFF, nEmbd)
 	if spec.PostFFNNorm {
 		L.PostFFNNorm = l.vector(p+"post_ffw_norm.weight", nEmbd)
+	}
+	if spec.PerLayerInput {
+		L.InpGate = l.matrix(p+"inp_gate.weight", nEmbd, cfg.PerLayerDim)
+		L.Proj = l.matrix(p+"proj.weight", cfg.PerLayerDim, nEmbd)
+		L.PostNorm = l.vector(p+"post_norm.weight", nEmbd)
+	}
+	if spec.OutScale {
+		L.OutScale = l.vector(p+"layer_output_scale.weight", 1)
 	}
 }
 
@@ -322,7 +353,7 @@ func (l *loader) vector(name string, n int) []float32 {
 func (L *Layer) Matrices() []*Matrix {
 	var out []*Matrix
 	for _, w := range []*Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.ConvIn, L.ConvOut,
-		L.SsmZ, L.SsmBeta, L.SsmAlpha, L.SsmOut, L.Gate, L.Up, L.Down} {
+		L.SsmZ, L.SsmBeta, L.SsmAlpha, L.SsmOut, L.Gate, L.Up, L.Down, L.InpGate, L.Proj} {
 		if w != nil {
 			out = append(out, w)
 		}

@@ -1,8 +1,10 @@
 package inference
 
 import (
+	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,6 +204,29 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 		{"qwen35-tiny-q8_0", "missing ssm_a", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.1.ssm_a" }, `tensor "blk.1.ssm_a" is missing`},
 		{"qwen35-tiny-q8_0", "single-width attn_q", set("qwen35.attention.head_count", uint32(8)), nil,
 			`tensor "blk.3.attn_q.weight" has shape [256 512], want [256 1024]`},
+		{"gemma4-tiny-q8_0", "too many shared-KV layers", set("gemma4.attention.shared_kv_layers", uint32(9)), nil,
+			"9 shared-KV layers leave fewer than 2 of 10 layers with a KV cache"},
+		{"gemma4-tiny-q8_0", "shared layers reading the wrong kinds", set("gemma4.attention.shared_kv_layers", uint32(4)), nil,
+			"shared-KV layers read layers 4 and 5, which must be sliding and full"},
+		{"gemma4-tiny-q8_0", "pattern a period", set("gemma4.attention.sliding_window_pattern", uint32(5)), nil,
+			`"gemma4.attention.sliding_window_pattern" must hold one bool per layer (10)`},
+		{"gemma4-tiny-q8_0", "missing sliding head size", drop("gemma4.attention.key_length_swa"), nil,
+			`"gemma4.attention.key_length_swa": key not found`},
+		{"gemma4-tiny-q8_0", "sliding value length", set("gemma4.attention.value_length_swa", uint32(32)), nil,
+			"sliding value length 32 differs from key length 64"},
+		{"gemma4-tiny-q8_0", "sliding rope wider than the head", set("gemma4.rope.dimension_count_swa", uint32(128)), nil,
+			"layer 0: head dimension 64 must be even, at most 512 and at least the rotated dimensions"},
+		{"gemma4-tiny-q8_0", "missing per-layer width", drop("gemma4.embedding_length_per_layer_input"), nil,
+			`"gemma4.embedding_length_per_layer_input": key not found`},
+		{"gemma4-tiny-q8_0", "huge per-layer width", set("gemma4.embedding_length_per_layer_input", uint32(1<<20)), nil,
+			"per-layer input width 1048576 out of range"},
+		{"gemma4-tiny-q8_0", "per-layer width of another file", set("gemma4.embedding_length_per_layer_input", uint32(16)), nil,
+			`tensor "per_layer_token_embd.weight" has shape [320 512], want [160 512]`},
+		{"gemma4-tiny-q8_0", "missing inp_gate", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.7.inp_gate.weight" },
+			`tensor "blk.7.inp_gate.weight" is missing`},
+		{"gemma4-tiny-q8_0", "missing K of a layer with a cache", nil, func(ti *gguf.Tensor) bool { return ti.Name != "blk.4.attn_k.weight" },
+			`tensor "blk.4.attn_k.weight" is missing`},
+		{"gemma4-tiny-q8_0", "softcap NaN", set("gemma4.final_logit_softcapping", float32(math.NaN())), nil, "is not a number"},
 		{"smollm3-tiny-q8_0", "longrope outside phi3", replace("smollm3.rope.freq_base", "smollm3.rope.scaling.type", "longrope"), nil,
 			`unsupported rope scaling "longrope"`},
 	} {
@@ -226,6 +251,39 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 			t.Errorf("summary %q", got)
 		}
 	})
+	// gemma4: without attn_v a layer's V is its raw K projection; without
+	// final_logit_softcapping the cap is 30; without shared_kv_layers every
+	// layer keeps its own cache (and then needs its K/V weights).
+	t.Run("gemma4 optional keys and tensors", func(t *testing.T) {
+		noV := func(ti *gguf.Tensor) bool { return ti.Name != "blk.2.attn_v.weight" }
+		m, err := Load(rewrite(t, "gemma4-tiny-q8_0", drop("gemma4.final_logit_softcapping"), noV))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if m.Layers[2].Wv != nil || m.Layers[1].Wv == nil || m.Config.FinalSoftcap != 30 {
+			t.Errorf("attn_v %v, softcap %v", m.Layers[2].Wv, m.Config.FinalSoftcap)
+		}
+		// Without attn_v, V is the raw K: the logits are those of a file
+		// whose attn_v holds attn_k's weights (and not the original's).
+		kAsV := func(ti *gguf.Tensor) bool {
+			if ti.Name == "blk.2.attn_v.weight" {
+				ti.Data = m.Layers[2].Wk.Data
+			}
+			return true
+		}
+		same := loadRewritten(t, rewrite(t, "gemma4-tiny-q8_0", nil, kAsV))
+		orig := loadTestModel(t, "gemma4-tiny-q8_0")
+		prompt := []int32{1, 5, 6, 7, 8}
+		got, want, before := prefillLogits(t, m, prompt), prefillLogits(t, same, prompt), prefillLogits(t, orig, prompt)
+		if !slices.Equal(got, want) || slices.Equal(got, before) {
+			t.Errorf("without attn_v: logits %v…, with attn_v = attn_k %v…, original %v…", got[:3], want[:3], before[:3])
+		}
+		_, err = Load(rewrite(t, "gemma4-tiny-q8_0", drop("gemma4.attention.shared_kv_layers"), nil))
+		if err == nil || !strings.Contains(err.Error(), `tensor "blk.5.attn_k.weight" is missing`) {
+			t.Errorf("without shared_kv_layers: %v", err)
+		}
+	})
 	t.Run("phi3 longrope", func(t *testing.T) {
 		m, err := Load(rewrite(t, "phi3-tiny-q8_0", replace("phi3.attention.sliding_window", "phi3.rope.scaling.type", "longrope"), nil))
 		if err != nil {
@@ -236,4 +294,30 @@ func TestLoadNewArchitectureMetadata(t *testing.T) {
 			t.Errorf("rope %+v", r)
 		}
 	})
+}
+
+// loadRewritten loads a rewritten model file, closed when the test ends.
+func loadRewritten(t *testing.T, path string) *Model {
+	t.Helper()
+	m, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// prefillLogits returns a copy of m's logits after prompt.
+func prefillLogits(t *testing.T, m *Model, prompt []int32) []float32 {
+	t.Helper()
+	s, err := m.NewState(len(prompt), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l, err := s.Prefill(context.Background(), prompt, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Clone(l)
 }

@@ -84,7 +84,7 @@ func (s *State) SaveCache(path string, tokens []int32) (err error) {
 	w.Write(hdr[:])
 	for i := range s.caches {
 		lc := &s.caches[i]
-		rows := lc.stateBytes(n) / lc.rowBytes()
+		rows := lc.savedRows(n)
 		binary.Write(w, binary.LittleEndian, [3]uint32{uint32(lc.spec.Kind), uint32(lc.spec.Width), uint32(rows)})
 	}
 	binary.Write(w, binary.LittleEndian, tokens)
@@ -156,7 +156,7 @@ func (s *State) LoadCache(path string) ([]int32, error) {
 		if CacheKind(kind) != lc.spec.Kind || int(width) != lc.spec.Width ||
 			uint64(rows)*uint64(lc.rowBytes()) != uint64(lc.stateBytes(int(n))) {
 			return reject("layer %d: cache kind %d × %d wide, %d rows; the model's is kind %d × %d, %d rows",
-				i, kind, width, rows, lc.spec.Kind, lc.spec.Width, lc.stateBytes(int(n))/lc.rowBytes())
+				i, kind, width, rows, lc.spec.Kind, lc.spec.Width, lc.savedRows(int(n)))
 		}
 		want += uint64(lc.stateBytes(int(n)))
 	}

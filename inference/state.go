@@ -30,6 +30,9 @@ type State struct {
 	att        []float32  // attention output (qDim)
 	hb, hb2    []float32  // feed-forward hidden (nFF; hb2 2·nFF with a fused ffn_up)
 	bcu        []float32  // short convolution's input projection [b | c | u] (3·NEmbd)
+	pl         []float32  // per-layer inputs, PerLayerDim·NLayer a row (gemma4)
+	plh        []float32  // a layer's per-layer hidden (PerLayerDim)
+	plTok      []float32  // one token's per-layer embeddings (PerLayerDim·NLayer)
 	logits     []float32  // logitRows rows of NVocab
 	logitRows  int        // positions whose logits are computed at once
 	in         batchInput // quantized forms of the current matmul input
@@ -60,6 +63,7 @@ func (m *Model) NewState(ctx, threads int) (*State, error) {
 	s.q, s.k, s.v, s.att = buf(b.qDim), buf(b.kvDim), buf(b.kvDim), buf(b.qDim)
 	s.qkv, s.hb, s.hb2, s.bcu = buf(b.qkv), buf(b.hb), buf(b.hb2), buf(b.bcu)
 	s.z, s.beta, s.gate, s.convRow = buf(b.z), buf(b.heads), buf(b.heads), make([]float32, b.qkv)
+	s.pl, s.plh, s.plTok = buf(c.PerLayerDim*c.NLayer), buf(c.PerLayerDim), make([]float32, c.PerLayerDim*c.NLayer)
 	for _, spec := range c.CacheSpecs(ctx) {
 		s.caches = append(s.caches, newLayerCache(spec))
 	}

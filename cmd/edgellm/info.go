@@ -63,6 +63,9 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if rec := recurrentBytes(&c, ctx); rec > 0 {
 		p("  of which recurrent states (convolution, Gated DeltaNet; F32, fixed whatever the context): %.2f MiB\n", mib(rec))
 	}
+	if n := sharedKVLayers(&c, ctx); n > 0 {
+		p("  %d layers attend to an earlier layer's KV cache and keep none of their own (counted as 0)\n", n)
+	}
 	if full := fullKVBytes(&c, ctx); full > est.KVCache {
 		p("  sliding-window layers keep only their window: a full KV cache in every layer would take %.1f MiB\n", mib(full))
 	}
@@ -76,6 +79,18 @@ func recurrentBytes(c *inference.Config, ctx int) int64 {
 	for _, s := range c.CacheSpecs(ctx) {
 		if s.Kind.Recurrent() {
 			n += s.Bytes()
+		}
+	}
+	return n
+}
+
+// sharedKVLayers counts the layers that read another layer's KV cache
+// (gemma4's shared-KV layers).
+func sharedKVLayers(c *inference.Config, ctx int) int {
+	n := 0
+	for _, s := range c.CacheSpecs(ctx) {
+		if s.Kind == inference.CacheNone {
+			n++
 		}
 	}
 	return n

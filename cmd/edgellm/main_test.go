@@ -103,32 +103,39 @@ func TestTokenize(t *testing.T) {
 	}
 }
 
-func TestInfo(t *testing.T) {
-	code, out, errs := runCLI(t, "", "info", models+"tiny-q4_k_m.gguf", "-c", "256")
+// infoOf runs info on a test model at a context and checks that its
+// output says each of wants; it returns the output.
+func infoOf(t *testing.T, model, ctx string, wants ...string) string {
+	t.Helper()
+	code, out, errs := runCLI(t, "", "info", models+model, "-c", ctx)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"general.architecture", `"llama"`, "architecture:  llama", "layers:        4", "4 query, 2 key/value", "Q4_K×", "Q6_K×", "memory at context 256", "KV cache 0.5 MiB"} {
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("info lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "recurrent states") {
-		t.Errorf("info of a model without recurrent layers speaks of recurrent states:\n%s", out)
+	return out
+}
+
+func TestInfo(t *testing.T) {
+	out := infoOf(t, "tiny-q4_k_m.gguf", "256", "general.architecture", `"llama"`, "architecture:  llama", "layers:        4",
+		"4 query, 2 key/value", "Q4_K×", "Q6_K×", "memory at context 256", "KV cache 0.5 MiB")
+	if strings.Contains(out, "recurrent states") || strings.Contains(out, "earlier layer's KV cache") {
+		t.Errorf("info of a model without recurrent or shared-KV layers speaks of them:\n%s", out)
 	}
 	// qwen35: the DeltaNet states (3 layers of 3×512 convolution inputs and
 	// 4 states of 64×64, F32: 0.21 MiB) are counted in the cache, besides
 	// the one attention layer's 256 positions × 2 KV heads × 64 (0.13 MiB).
-	code, out, errs = runCLI(t, "", "info", models+"qwen35-tiny-q8_0.gguf", "-c", "256")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"architecture:  qwen35", "layers:        4 layers: 3 Gated DeltaNet, 1 gated attention",
-		"KV cache 0.3 MiB", "recurrent states (convolution, Gated DeltaNet; F32, fixed whatever the context): 0.21 MiB"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("info lacks %q:\n%s", want, out)
-		}
-	}
+	infoOf(t, "qwen35-tiny-q8_0.gguf", "256", "architecture:  qwen35", "layers:        4 layers: 3 Gated DeltaNet, 1 gated attention",
+		"KV cache 0.3 MiB", "recurrent states (convolution, Gated DeltaNet; F32, fixed whatever the context): 0.21 MiB")
+	// gemma4: only layers 0–4 keep K/V: four sliding rings of 47 positions
+	// × 64 (0.05 MiB) and one full layer of 1024 positions × 128 (0.5 MiB);
+	// the five shared-KV layers count nothing.
+	infoOf(t, "gemma4-tiny-q8_0.gguf", "1024", "architecture:  gemma4",
+		"10 layers: 8 sliding-window (16), 2 global, 5 reading an earlier layer's KV cache",
+		"KV cache 0.5 MiB", "5 layers attend to an earlier layer's KV cache and keep none of their own (counted as 0)")
 }
 
 func TestErrors(t *testing.T) {

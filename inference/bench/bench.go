@@ -113,11 +113,16 @@ type Report struct {
 }
 
 // WeightBytesPerToken returns the bytes of weights a decode step of m reads:
-// all matrices of every layer, the output matrix, and one row of the token
-// embeddings (norm weights and biases are negligible and not counted).
+// all matrices of every layer, the output matrix, one row of the token
+// embeddings, and with per-layer inputs (gemma4) per_layer_model_proj and one
+// row of per_layer_token_embd (norm weights and biases are negligible and not
+// counted).
 func WeightBytesPerToken(m *inference.Model) int64 {
 	size := func(w *inference.Matrix) int64 { return int64(w.Rows) * int64(w.RowBytes) }
 	n := size(m.Output) + int64(m.Embed.RowBytes)
+	if m.PerLayerProj != nil {
+		n += size(m.PerLayerProj) + int64(m.PerLayerEmbd.RowBytes)
+	}
 	for i := range m.Layers {
 		for _, w := range m.Layers[i].Matrices() {
 			n += size(w)

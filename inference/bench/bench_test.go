@@ -28,19 +28,24 @@ func load(t *testing.T, name string) *inference.Model {
 
 // The weights read per token, counted from the file's tensor table: every
 // 2-D tensor but the token embeddings (and lfm2's and qwen35's small convolution kernels), plus one row of those, plus all of them
-// again when they are also the output matrix.
+// again when they are also the output matrix; gemma4's per-layer token
+// embeddings count one row.
 func TestWeightBytesPerToken(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		tied bool
 	}{{"tiny-q4_k_m.gguf", false}, {"tiny-f16.gguf", false}, {"qwen2-tiny-q8_0.gguf", true},
 		{"phi3-tiny-q8_0.gguf", true}, {"gemma3-tiny-q4_k_m.gguf", true}, {"lfm2-tiny-q8_0.gguf", true},
-		{"qwen35-tiny-q4_k_m.gguf", true}} {
+		{"qwen35-tiny-q4_k_m.gguf", true}, {"gemma4-tiny-q4_k_m.gguf", true}} {
 		m := load(t, c.file)
 		var want int64
 		for _, tn := range m.File.Tensors {
 			if len(tn.Dims) != 2 || strings.HasSuffix(tn.Name, "shortconv.conv.weight") || strings.HasSuffix(tn.Name, "ssm_conv1d.weight") {
 				continue // norms, and the convolution kernels of a few values per channel
+			}
+			if tn.Name == "per_layer_token_embd.weight" {
+				want += int64(len(tn.Data)) / int64(tn.Dims[1]) // one row
+				continue
 			}
 			if tn.Name == "token_embd.weight" {
 				want += int64(len(tn.Data)) / int64(tn.Dims[1]) // one row
