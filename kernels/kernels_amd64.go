@@ -717,6 +717,22 @@ func scaleMulAccel(out, x, weight []float32, scale float32) int {
 	return n
 }
 
+// scaleF32Accel multiplies the first values of x (a multiple of eight) by s
+// with AVX2 and returns how many it did.
+func scaleF32Accel(x []float32, s float32) int {
+	n := len(x) &^ 7
+	if active < tierAVX2 || n == 0 {
+		return 0
+	}
+	scaleF32AVX2(&x[0], s, n)
+	return n
+}
+
+// scaleF32AVX2 sets x[i] ×= s for n values, a multiple of eight.
+//
+//go:noescape
+func scaleF32AVX2(x *float32, s float32, n int)
+
 // scaleMulAVX2 sets out[i] = (x[i]·scale)·weight[i], each product rounded,
 // for n values, a multiple of eight.
 //

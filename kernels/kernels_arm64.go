@@ -307,6 +307,22 @@ func scaleMulAccel(out, x, weight []float32, scale float32) int {
 	return n
 }
 
+// scaleF32Accel multiplies the first values of x (a multiple of four) by s
+// with NEON and returns how many it did.
+func scaleF32Accel(x []float32, s float32) int {
+	n := len(x) &^ 3
+	if active < tierNEON || n == 0 {
+		return 0
+	}
+	scaleF32NEON(&x[0], s, n)
+	return n
+}
+
+// scaleF32NEON sets x[i] ×= s for n values, a multiple of four.
+//
+//go:noescape
+func scaleF32NEON(x *float32, s float32, n int)
+
 // scaleMulNEON sets out[i] = (x[i]·scale)·weight[i], each product rounded,
 // for n values, a multiple of four.
 //
