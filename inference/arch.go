@@ -308,8 +308,8 @@ func describeSmolLM3(m *meta, c *Config) error {
 	return nil
 }
 
-// maxStateDim bounds a DeltaNet head (ssm.state_size): the recurrence keeps
-// one head's scratch on the stack.
+// maxStateDim bounds a DeltaNet head (ssm.state_size), whose state takes
+// StateDim² floats per V head and sequence (the models use 128).
 const maxStateDim = 512
 
 // describeQwen35: Qwen3.5 (small dense): layer il is full attention iff

@@ -19,14 +19,14 @@ type deltaNetJob struct {
 
 // Do runs V heads [lo, hi) over the batch, as the reference's fused
 // gated-delta-net operator does at batch 1: the state scaled by exp(g), the
-// delta d[j] = (v[j] − M[j]·k)·β, M[j] += d[j]·k, o[j] = (M[j]·q)/sqrt(S).
+// delta d[j] = (v[j] − M[j]·k)·β, M[j] += d[j]·k, o[j] = (M[j]·q)/sqrt(S),
+// in one pass over the state per token (kernels.DeltaRuleF32).
 // The queries and keys are the L2-normed convolution outputs in the rows of
 // s.qkv; o replaces the head's values there.
 func (j *deltaNetJob) Do(lo, hi int) {
 	s, d := j.s, j.d
 	S, kd, cd := d.StateDim, d.KDim(), d.ConvDim()
 	scale := 1 / float32(math.Sqrt(float64(S)))
-	var delta [maxStateDim]float32
 	for h := lo; h < hi; h++ {
 		M := j.states[h*S*S : (h+1)*S*S]
 		kh := h % d.NKHead // V head h reads Q/K head h mod NKHead
@@ -35,16 +35,7 @@ func (j *deltaNetJob) Do(lo, hi int) {
 			q, k := qkv[kh*S:(kh+1)*S], qkv[kd+kh*S:kd+(kh+1)*S]
 			v := qkv[2*kd+h*S : 2*kd+(h+1)*S]
 			beta, g := row(s.beta, i, d.NVHead)[h], row(s.gate, i, d.NVHead)[h]
-			kernels.ScaleF32(M, float32(math.Exp(float64(g)))) // M ← exp(g)·M
-			for r := range S {
-				delta[r] = (v[r] - kernels.DotF32(M[r*S:(r+1)*S], k)) * beta // d = β·(v − M·k)
-			}
-			for r := range S {
-				kernels.AxpyF32(M[r*S:(r+1)*S], delta[r], k) // M ← M + d·kᵀ
-			}
-			for r := range S {
-				v[r] = kernels.DotF32(M[r*S:(r+1)*S], q) * scale // o = M·q / sqrt(S), over v
-			}
+			kernels.DeltaRuleF32(M, S, k, q, v, float32(math.Exp(float64(g))), beta, scale)
 		}
 	}
 }

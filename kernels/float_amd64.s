@@ -685,3 +685,39 @@ scaleMulLoop:
 	JNZ     scaleMulLoop
 	VZEROUPPER
 	RET
+
+// func scaleF32AVX2(x *float32, s float32, n int)
+//
+// Thirty-two values at a time, then eight.
+TEXT ·scaleF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), DI
+	VBROADCASTSS s+8(FP), Y0
+	MOVQ         n+16(FP), CX
+
+scale32:
+	CMPQ    CX, $32
+	JLT     scale8
+	VMULPS  (DI), Y0, Y1
+	VMULPS  32(DI), Y0, Y2
+	VMULPS  64(DI), Y0, Y3
+	VMULPS  96(DI), Y0, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     scale32
+
+scale8:
+	TESTQ   CX, CX
+	JZ      scaleDone
+	VMULPS  (DI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     scale8
+
+scaleDone:
+	VZEROUPPER
+	RET

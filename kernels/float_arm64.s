@@ -511,6 +511,42 @@ sqloop:
 	VST1 [V0.D2, V1.D2, V2.D2, V3.D2], (R0)
 	RET
 
+// func scaleF32NEON(x *float32, s float32, n int)
+//
+// Sixteen values at a time, then four.
+TEXT ·scaleF32NEON(SB), NOSPLIT, $0-24
+	MOVD  x+0(FP), R0
+	FMOVS s+8(FP), F31
+	MOVD  n+16(FP), R3
+	VDUP  V31.S[0], V31.S4
+	LSR   $4, R3, R4
+	CBZ   R4, scalefour
+
+scalesixteen:
+	VLD1   (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FMUL_S(0, 0, 31)
+	FMUL_S(1, 1, 31)
+	FMUL_S(2, 2, 31)
+	FMUL_S(3, 3, 31)
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	SUBS   $1, R4, R4
+	BNE    scalesixteen
+
+scalefour:
+	ANDS $15, R3, R4
+	BEQ  scaledone
+	LSR  $2, R4, R4
+
+scalefourloop:
+	VLD1   (R0), [V0.S4]
+	FMUL_S(0, 0, 31)
+	VST1.P [V0.S4], 16(R0)
+	SUBS   $1, R4, R4
+	BNE    scalefourloop
+
+scaledone:
+	RET
+
 // func scaleMulNEON(out, x, weight *float32, scale float32, n int)
 TEXT ·scaleMulNEON(SB), NOSPLIT, $0-40
 	MOVD  out+0(FP), R0

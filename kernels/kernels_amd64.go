@@ -124,6 +124,16 @@ func axpyF32F16(y []float32, alpha float32, x []uint16) {
 	axpyF32F16AVX2(&y[0], alpha, &x[0], len(y))
 }
 
+// deltaRuleF32 takes the kernel for states whose side is a multiple of
+// eight (the models' are 128), the portable twin otherwise.
+func deltaRuleF32(M []float32, S int, k, q, v []float32, decay, beta, scale float32) {
+	if active < tierAVX2 || S%8 != 0 {
+		deltaRuleF32Generic(M, S, k, q, v, decay, beta, scale)
+		return
+	}
+	deltaRuleF32AVX2(&M[0], S, &k[0], &q[0], &v[0], decay, beta, scale)
+}
+
 // dotsF32F16 and axpysF32F16 take the multi-row kernels for rows whose
 // length is a multiple of eight (head sizes are); b and x have been cut to
 // what the rows span.
@@ -247,6 +257,12 @@ func dotF32F16AVX2(a *float32, b *uint16, n int) float32
 //
 //go:noescape
 func axpyF32F16AVX2(y *float32, alpha float32, x *uint16, n int)
+
+// deltaRuleF32AVX2 is deltaRuleF32Generic for an S×S state at M, S a
+// positive multiple of 8, with AVX2.
+//
+//go:noescape
+func deltaRuleF32AVX2(M *float32, S int, k, q, v *float32, decay, beta, scale float32)
 
 // dotsF32F16AVX2 sets out[t] to dotF32F16AVX2(a, b + t·stride, n) for
 // t < keys, four rows side by side; n is a positive multiple of 8.
@@ -700,6 +716,22 @@ func scaleMulAccel(out, x, weight []float32, scale float32) int {
 	scaleMulAVX2(&out[0], &x[0], &weight[0], scale, n)
 	return n
 }
+
+// scaleF32Accel multiplies the first values of x (a multiple of eight) by s
+// with AVX2 and returns how many it did.
+func scaleF32Accel(x []float32, s float32) int {
+	n := len(x) &^ 7
+	if active < tierAVX2 || n == 0 {
+		return 0
+	}
+	scaleF32AVX2(&x[0], s, n)
+	return n
+}
+
+// scaleF32AVX2 sets x[i] ×= s for n values, a multiple of eight.
+//
+//go:noescape
+func scaleF32AVX2(x *float32, s float32, n int)
 
 // scaleMulAVX2 sets out[i] = (x[i]·scale)·weight[i], each product rounded,
 // for n values, a multiple of eight.

@@ -122,6 +122,16 @@ func axpyF32F16(y []float32, alpha float32, x []uint16) {
 	axpyF32F16NEON(&y[0], alpha, &x[0], len(y))
 }
 
+// deltaRuleF32 takes the kernel for states whose side is a multiple of
+// eight (the models' are 128), the portable twin otherwise.
+func deltaRuleF32(M []float32, S int, k, q, v []float32, decay, beta, scale float32) {
+	if active < tierNEON || S%8 != 0 {
+		deltaRuleF32Generic(M, S, k, q, v, decay, beta, scale)
+		return
+	}
+	deltaRuleF32NEON(&M[0], S, &k[0], &q[0], &v[0], decay, beta, scale)
+}
+
 // dotsF32F16 and axpysF32F16 loop over the rows in assembly for rows whose
 // length is a multiple of eight (head sizes are); b and x have been cut to
 // what the rows span.
@@ -243,6 +253,12 @@ func dotF32F16NEON(a *float32, b *uint16, n int) float32
 //go:noescape
 func axpyF32F16NEON(y *float32, alpha float32, x *uint16, n int)
 
+// deltaRuleF32NEON is deltaRuleF32Generic for an S×S state at M, S a
+// positive multiple of 8, with NEON.
+//
+//go:noescape
+func deltaRuleF32NEON(M *float32, S int, k, q, v *float32, decay, beta, scale float32)
+
 // dotsF32F16NEON sets out[t] to dotF32F16NEON(a, b + t·stride, n) for
 // t < keys (keys > 0); n is a positive multiple of 8.
 //
@@ -290,6 +306,22 @@ func scaleMulAccel(out, x, weight []float32, scale float32) int {
 	scaleMulNEON(&out[0], &x[0], &weight[0], scale, n)
 	return n
 }
+
+// scaleF32Accel multiplies the first values of x (a multiple of four) by s
+// with NEON and returns how many it did.
+func scaleF32Accel(x []float32, s float32) int {
+	n := len(x) &^ 3
+	if active < tierNEON || n == 0 {
+		return 0
+	}
+	scaleF32NEON(&x[0], s, n)
+	return n
+}
+
+// scaleF32NEON sets x[i] ×= s for n values, a multiple of four.
+//
+//go:noescape
+func scaleF32NEON(x *float32, s float32, n int)
 
 // scaleMulNEON sets out[i] = (x[i]·scale)·weight[i], each product rounded,
 // for n values, a multiple of four.

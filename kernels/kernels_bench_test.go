@@ -376,3 +376,41 @@ func BenchmarkRoundFP16(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeltaRule runs one token of the gated delta rule on a 128×128
+// state (a V head of the Qwen3.5 models): "fused" is DeltaRuleF32, one pass
+// over the state; "unfused" the four passes it replaced (ScaleF32, DotF32,
+// AxpyF32, DotF32). Bytes are those of the state.
+func BenchmarkDeltaRule(b *testing.B) {
+	const S = 128
+	r := rand.New(rand.NewPCG(41, 42))
+	M := randNormal32(r, S*S, 0.05)
+	k, q, v := randNormal32(r, S, 0.09), randNormal32(r, S, 0.09), randNormal32(r, S, 1)
+	// No decay, so that the repeated updates leave no subnormals in the state.
+	decay, beta, scale := float32(1), float32(0.5), float32(1/math.Sqrt(S))
+	vv := make([]float32, S)
+	b.Run("fused", func(b *testing.B) {
+		b.SetBytes(4 * S * S)
+		for b.Loop() {
+			copy(vv, v)
+			DeltaRuleF32(M, S, k, q, vv, decay, beta, scale)
+		}
+	})
+	b.Run("unfused", func(b *testing.B) {
+		b.SetBytes(4 * S * S)
+		var delta [S]float32
+		for b.Loop() {
+			copy(vv, v)
+			ScaleF32(M, decay)
+			for r := range S {
+				delta[r] = (vv[r] - DotF32(M[r*S:(r+1)*S], k)) * beta
+			}
+			for r := range S {
+				AxpyF32(M[r*S:(r+1)*S], delta[r], k)
+			}
+			for r := range S {
+				vv[r] = DotF32(M[r*S:(r+1)*S], q) * scale
+			}
+		}
+	})
+}

@@ -24,6 +24,10 @@ func dotF32Slice(a, b []float32) float32                { return dotF32SliceGene
 func dotF32F16(a []float32, b []uint16) float32         { return dotF32F16Generic(a, b) }
 func axpyF32F16(y []float32, alpha float32, x []uint16) { axpyF32F16Generic(y, alpha, x) }
 
+func deltaRuleF32(M []float32, S int, k, q, v []float32, decay, beta, scale float32) {
+	deltaRuleF32Generic(M, S, k, q, v, decay, beta, scale)
+}
+
 func dotsF32F16(out, a []float32, b []uint16, stride int)    { dotsEach(out, a, b, stride) }
 func axpysF32F16(y, alpha []float32, x []uint16, stride int) { axpysEach(y, alpha, x, stride) }
 
@@ -33,6 +37,7 @@ func fp32ToFP16Accel(dst []uint16, src []float32) int { return 0 }
 
 func sumSquaresAccel(lanes *[8]float64, x []float32) int        { return 0 }
 func scaleMulAccel(out, x, weight []float32, scale float32) int { return 0 }
+func scaleF32Accel(x []float32, s float32) int                  { return 0 }
 
 func expSubAccel(x []float32, m float32) int { return 0 }
 

@@ -368,7 +368,7 @@ func AxpyF32(y []float32, alpha float32, x []float32) {
 
 // ScaleF32 multiplies every element of x by s.
 func ScaleF32(x []float32, s float32) {
-	for i := range x {
+	for i := scaleF32Accel(x, s); i < len(x); i++ {
 		x[i] *= s
 	}
 }

@@ -443,6 +443,35 @@ func TestTwinFloatVectors(t *testing.T) {
 	})
 }
 
+// TestTwinScaleF32 compares ScaleF32 with the plain loop of its portable
+// twin: every length up to 300 and rows of real models (the vector kernel's
+// groups and the tail), magnitudes whose products are subnormal or overflow,
+// unaligned slices followed by guard values.
+func TestTwinScaleF32(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		for i, n := range twinFloatLengths() {
+			x := twinFloats(r, n, i)
+			s := twinFloats(r, 1, i/3)[0]
+			want := append([]float32(nil), x...)
+			for j := range want {
+				want[j] *= s
+			}
+			got := guarded(x, i%8, guardD)
+			copy(got, x)
+			ScaleF32(got, s)
+			for j := range want {
+				if !sameBits(got[j], want[j]) {
+					t.Fatalf("ScaleF32 n=%d: x[%d] = %v, twin %v", n, j, got[j], want[j])
+				}
+			}
+			if err := checkGuard(got, guardD, "x"); err != nil {
+				t.Fatalf("ScaleF32 n=%d: %v", n, err)
+			}
+		}
+	})
+}
+
 // TestTwinAttentionRows compares DotsF32F16 and AxpysF32F16, the
 // multi-row kernels of attention, with one call of the portable one-row
 // twin per row: head sizes with and without a multiple of eight, row counts
