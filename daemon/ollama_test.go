@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
@@ -36,14 +35,14 @@ func startOllamaDaemon(t *testing.T, set map[string]any, opts Options) (string, 
 // TestOllamaClient runs the official ollama npm client's checks against the
 // daemon: every scenario the harness runs must pass.
 func TestOllamaClient(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), harnessDeadline)
 	defer cancel()
 	clients := npmClients(t, ctx)
 	const key = "ollama-test-key"
 	scenarios := []string{"version", "tags", "ps", "show", "chat", "chat_stream", "chat_tools", "chat_format_schema",
 		"chat_format_json", "chat_options", "generate", "pull_unknown_model"}
 	url, _ := startOllamaDaemon(t, map[string]any{"http.api_key_file": writeKey(t, key), "model.context": 2048, "limits.max_tokens": 128}, Options{Load: toolLoader()})
-	runHarness(t, ctx, scenarios, []string{"EDGELLM_TIMEOUT_MS=60000", "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
+	runHarness(t, ctx, scenarios, []string{"EDGELLM_TIMEOUT_MS=" + fmt.Sprint(harnessDeadline.Milliseconds()), "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
 		filepath.Join(clients, "ollama_check.mjs"), url, key)
 }
 
@@ -88,7 +87,7 @@ func toolLoader() Loader {
 // pull, a turn with tools, a tool result without ids) and folds the NDJSON
 // answers as it does: tool calls with arguments as objects.
 func TestOllamaHomeAssistantReplay(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), harnessDeadline)
 	defer cancel()
 	clients := npmClients(t, ctx)
 	// Home Assistant's system prompt and tools take some 5000 tokens of the

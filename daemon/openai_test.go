@@ -40,6 +40,12 @@ func startHTTPDaemon(t *testing.T, set map[string]any, opts Options) string {
 	return url
 }
 
+// harnessDeadline bounds a run of a client harness and each of its
+// requests: a guard against a hang, not a speed limit. The harnesses take
+// seconds alone but many minutes on a 2-core machine running the other
+// packages' tests (and helpers) at once.
+const harnessDeadline = 20 * time.Minute
+
 // startHTTPDaemonD is startHTTPDaemon returning the daemon too.
 func startHTTPDaemonD(t *testing.T, set map[string]any, opts Options) (string, *daemonUnderTest) {
 	t.Helper()
@@ -69,14 +75,14 @@ func writeKey(t *testing.T, key string) string {
 // TestOpenAIClient runs the official openai npm client's checks against the
 // daemon: every scenario the harness runs must pass.
 func TestOpenAIClient(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), harnessDeadline)
 	defer cancel()
 	clients := npmClients(t, ctx)
 	const key = "sk-test-key"
 	scenarios := []string{"models_list", "chat", "completion", "chat_text_parts_and_max_completion_tokens", "stream", "tool_round_trip",
 		"tool_stream_deltas", "json_schema_strict", "json_object", "bad_request_is_openai_error", "wrong_api_key_is_401"}
 	url := startHTTPDaemon(t, map[string]any{"http.api_key_file": writeKey(t, key), "model.context": 1024, "limits.max_tokens": 128}, Options{})
-	runHarness(t, ctx, scenarios, []string{"EDGELLM_TIMEOUT_MS=60000", "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
+	runHarness(t, ctx, scenarios, []string{"EDGELLM_TIMEOUT_MS=" + fmt.Sprint(harnessDeadline.Milliseconds()), "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
 		filepath.Join(clients, "openai_check.mjs"), url, key)
 }
 
@@ -460,7 +466,7 @@ func runHarness(t *testing.T, ctx context.Context, want []string, env []string, 
 // TestOpenAIHomeAssistantReplay replays what Home Assistant's llama_cpp
 // integration sends (api/testdata/ha) and folds the answers as it does.
 func TestOpenAIHomeAssistantReplay(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), harnessDeadline)
 	defer cancel()
 	clients := npmClients(t, ctx)
 	url := startHTTPDaemon(t, map[string]any{"model.context": 8192, "limits.max_tokens": 128}, Options{})
@@ -613,7 +619,7 @@ func shareQueue(t *testing.T, d *daemonUnderTest, mqttN int, posts [][2]string) 
 // openai npm client's model list and chat against it, trusting the test CA;
 // a plain-HTTP request to the TLS port is refused.
 func TestOpenAIOverTLS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), harnessDeadline)
 	defer cancel()
 	clients := npmClients(t, ctx)
 	b := mqtttest.Start(t, mqtttest.Options{TLS: true})
@@ -624,7 +630,7 @@ func TestOpenAIOverTLS(t *testing.T) {
 	}), Options{})
 	_, port, _ := net.SplitHostPort(addr)
 	scenarios := []string{"models_list", "chat"}
-	runHarness(t, ctx, scenarios, []string{"NODE_EXTRA_CA_CERTS=" + b.CAFile, "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
+	runHarness(t, ctx, scenarios, []string{"NODE_EXTRA_CA_CERTS=" + b.CAFile, "EDGELLM_TIMEOUT_MS=" + fmt.Sprint(harnessDeadline.Milliseconds()), "EDGELLM_SCENARIOS=" + strings.Join(scenarios, ",")},
 		filepath.Join(clients, "openai_check.mjs"), "https://localhost:"+port)
 
 	resp, err := http.Get("http://" + addr + "/v1/models")
