@@ -167,8 +167,7 @@ func gatherActs4(acts []Activation, block int) (p legacyPtrs4, nb int, ok bool) 
 // out for the kernels of Q4_K rows × four activations (packKActs4), which
 // read it in place of the activations' scales and bsums.
 type kPack4 struct {
-	d  [4]float32  // the scales of activations 0…3
-	dq [16]float32 // each scale four times: d0 d0 d0 d0 d1 … d3
+	d [4]float32 // the scales of activations 0…3
 	// pairs[8b+s] is activation b's sum of the 32 quants of sub-block s
 	// (bsums 2s and 2s+1; at most 32·127, an int16).
 	pairs [32]int16
@@ -183,9 +182,6 @@ func packKActs4(pack []kPack4, acts []Activation) {
 		for i := range pack {
 			k := &pack[i]
 			k.d[b] = d[i]
-			for j := range 4 {
-				k.dq[4*b+j] = d[i]
-			}
 			bs := (*[16]int16)(bsums[16*i:])
 			for s := range 8 {
 				k.pairs[8*b+s] = bs[2*s] + bs[2*s+1]

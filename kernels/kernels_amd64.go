@@ -271,6 +271,10 @@ func packsActs4(t Type) bool {
 	return t == Q4_K && active >= tierAVX2
 }
 
+// dotQ4_KRowsActs4AVX2 reads a kPack4 as 80 bytes, the scales at 0 and the
+// pairs at 16; this fails to compile if the layout changes.
+var _ = [1]struct{}{}[unsafe.Sizeof(kPack4{})-80]
+
 // stackPackBlocks is the most super-blocks rowsQ4_KActs4Packing packs on
 // its stack (rows of 8192 values).
 const stackPackBlocks = 32

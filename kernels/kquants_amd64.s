@@ -955,17 +955,17 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 	VPERMQ    $0xee, Y7, Y7
 
 // The head of the Q4_K super-block at off(SI) with its packed side data at
-// off(BX), done a super-block ahead: Y13 = its scales (K4_UNPACK_AVX2), the
+// poff(BX) (a kPack4: d at 0, pairs at 16), done a super-block ahead: Y13 = its scales (K4_UNPACK_AVX2), the
 // mins of the four activations multiplied with their sub-block sums
 // (kPack4.pairs) by two VPMADDWD and summed to each activation's exact im
 // (dotQ4_KGeneric), X2 = [im0, im1, im2, im3], accumulated into the minimum
 // chains X11 (lane b for activation b, negated) by one VFNMADD231PS with the
 // products dmin_w·d_b, and the four products d_w·d_b stored at DD. Clobbers
 // Y0, Y2, Y7…Y9.
-#define Q4K_HEAD_AHEAD(off, DD) \
+#define Q4K_HEAD_AHEAD(off, poff, DD) \
 	K4_UNPACK_AVX2(off, Y13); \
-	VPMADDWD     off+64+16(BX), Y7, Y2; \
-	VPMADDWD     off+64+48(BX), Y7, Y0; \
+	VPMADDWD     poff+16(BX), Y7, Y2; \
+	VPMADDWD     poff+48(BX), Y7, Y0; \
 	VPHADDD      Y0, Y2, Y2; \
 	VEXTRACTI128 $1, Y2, X0; \
 	VPHADDD      X0, X2, X2; \
@@ -973,11 +973,11 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 	VCVTDQ2PS    X2, X2; \
 	VPBROADCASTW off+2(SI), X9; \
 	VCVTPH2PS    X9, X9; \
-	VMULPS       off(BX), X9, X8; \
+	VMULPS       poff(BX), X9, X8; \
 	VFNMADD231PS X2, X8, X11; \
 	VPBROADCASTW off(SI), X9; \
 	VCVTPH2PS    X9, X9; \
-	VMULPS       off(BX), X9, X9; \
+	VMULPS       poff(BX), X9, X9; \
 	VMOVUPS      X9, DD
 
 // Y7, Y8 = the low and high nibbles of the 32 bytes at off(SI), the mask
@@ -1055,7 +1055,7 @@ q4kRowsActs4Row:
 	XORQ   R12, R12
 	VXORPS X10, X10, X10
 	VXORPS X11, X11, X11
-	Q4K_HEAD_AHEAD(0, 64(SP))
+	Q4K_HEAD_AHEAD(0, 0, 64(SP))
 
 q4kRowsActs4Block:
 	VMOVUPS 64(SP), X15
@@ -1066,7 +1066,7 @@ q4kRowsActs4Block:
 	Q4K_RUN4_IDX(1, Y8)
 	CMPQ    CX, $1
 	JEQ     q4kRowsActs4Last
-	Q4K_HEAD_AHEAD(144, 64(SP))
+	Q4K_HEAD_AHEAD(144, 80, 64(SP))
 
 q4kRowsActs4Last:
 	NIBBLES_MEM(48)
@@ -1081,7 +1081,7 @@ q4kRowsActs4Last:
 	Q4K_ACC4(80(SP))
 	ADDQ $144, SI
 	ADDQ $256, R12
-	ADDQ $144, BX
+	ADDQ $80, BX
 	DECQ CX
 	JNZ  q4kRowsActs4Block
 
