@@ -168,8 +168,11 @@ func gatherActs4(acts []Activation, block int) (p legacyPtrs4, nb int, ok bool) 
 // read it in place of the activations' scales and bsums.
 type kPack4 struct {
 	d [4]float32 // the scales of activations 0…3
-	// pairs[8b+s] is activation b's sum of the 32 quants of sub-block s
-	// (bsums 2s and 2s+1; at most 32·127, an int16).
+	// pairs holds activation b's sum of the 32 quants of sub-block s
+	// (bsums 2s and 2s+1; at most 32·127, an int16) at 16v + 2(b+4h) + t
+	// for s = 4h + 2v + t: in each 32-byte half v, int32 lane b (low
+	// 128-bit lane) or b+4 (high lane) holds the pair of sub-blocks that
+	// dotQ4_KRowsActs4AVX2 multiplies with one pair of mins.
 	pairs [32]int16
 }
 
@@ -184,7 +187,8 @@ func packKActs4(pack []kPack4, acts []Activation) {
 			k.d[b] = d[i]
 			bs := (*[16]int16)(bsums[16*i:])
 			for s := range 8 {
-				k.pairs[8*b+s] = bs[2*s] + bs[2*s+1]
+				h, v, t := s/4, s%4/2, s%2
+				k.pairs[16*v+2*(b+4*h)+t] = bs[2*s] + bs[2*s+1]
 			}
 		}
 	}

@@ -938,7 +938,8 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 
 // K4_UNPACK with vector instructions (scalesMinsK4) for the Q4_K block at
 // off(SI): S = its eight scales as int16 in both 128-bit lanes, Y7 = its
-// eight mins likewise. Clobbers X0, X2, X8.
+// eight mins as int16, mins 0…3 twice in the low lane and 4…7 twice in the
+// high lane. Clobbers X0, X2, X8.
 #define K4_UNPACK_AVX2(off, S) \
 	VMOVDQU   off+4(SI), X0; \
 	VPSHUFB   k4Unpack<>+0(SB), X0, X2; \
@@ -952,24 +953,27 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 	VPOR      X2, X7, X7; \
 	VPMOVZXBW X7, Y7; \
 	VPERMQ    $0x44, Y7, S; \
-	VPERMQ    $0xee, Y7, Y7
+	VPERMQ    $0xfa, Y7, Y7
 
 // The head of the Q4_K super-block at off(SI) with its packed side data at
-// poff(BX) (a kPack4: d at 0, pairs at 16), done a super-block ahead: Y13 = its scales (K4_UNPACK_AVX2), the
-// mins of the four activations multiplied with their sub-block sums
-// (kPack4.pairs) by two VPMADDWD and summed to each activation's exact im
-// (dotQ4_KGeneric), X2 = [im0, im1, im2, im3], accumulated into the minimum
-// chains X11 (lane b for activation b, negated) by one VFNMADD231PS with the
-// products dmin_w·d_b, and the four products d_w·d_b stored at DD. Clobbers
-// Y0, Y2, Y7…Y9.
+// poff(BX) (a kPack4: d at 0, pairs at 16), done a super-block ahead: Y13 =
+// its scales (K4_UNPACK_AVX2), and the mins of the four activations
+// multiplied with their sub-block sums (kPack4.pairs) by two VPMADDWD, the
+// first with mins 0, 1 (low lane) and 4, 5 (high lane), the second with 2,
+// 3 and 6, 7, so that lane b of the sum of the two results' halves is
+// activation b's exact im (dotQ4_KGeneric); X2 = [im0, im1, im2, im3] is
+// accumulated into the minimum chains X11 (lane b for activation b, negated)
+// by one VFNMADD231PS with the products dmin_w·d_b, and the four products
+// d_w·d_b are stored at DD. Clobbers Y0, Y2, Y7…Y9.
 #define Q4K_HEAD_AHEAD(off, poff, DD) \
 	K4_UNPACK_AVX2(off, Y13); \
-	VPMADDWD     poff+16(BX), Y7, Y2; \
-	VPMADDWD     poff+48(BX), Y7, Y0; \
-	VPHADDD      Y0, Y2, Y2; \
+	VPSHUFD      $0x00, Y7, Y2; \
+	VPSHUFD      $0x55, Y7, Y0; \
+	VPMADDWD     poff+16(BX), Y2, Y2; \
+	VPMADDWD     poff+48(BX), Y0, Y0; \
+	VPADDD       Y0, Y2, Y2; \
 	VEXTRACTI128 $1, Y2, X0; \
-	VPHADDD      X0, X2, X2; \
-	VPSHUFD      $0xd8, X2, X2; \
+	VPADDD       X0, X2, X2; \
 	VCVTDQ2PS    X2, X2; \
 	VPBROADCASTW off+2(SI), X9; \
 	VCVTPH2PS    X9, X9; \
