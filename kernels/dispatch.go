@@ -186,10 +186,11 @@ func packKActs4(pack []kPack4, acts []Activation) {
 			k := &pack[i]
 			k.d[b] = d[i]
 			bs := (*[16]int16)(bsums[16*i:])
-			for s := range 8 {
-				h, v, t := s/4, s%4/2, s%2
-				k.pairs[16*v+2*(b+4*h)+t] = bs[2*s] + bs[2*s+1]
-			}
+			p := (*[26]int16)(k.pairs[2*b:])            // b = 0…3
+			p[0], p[1] = bs[0]+bs[1], bs[2]+bs[3]       // s = 0, 1
+			p[16], p[17] = bs[4]+bs[5], bs[6]+bs[7]     // s = 2, 3
+			p[8], p[9] = bs[8]+bs[9], bs[10]+bs[11]     // s = 4, 5
+			p[24], p[25] = bs[12]+bs[13], bs[14]+bs[15] // s = 6, 7
 		}
 	}
 }
