@@ -149,13 +149,17 @@ GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
 	VFMADD231PS  Y6, Y5, Y15
 
 // LX = the exact int32 sums [Σ L, Σ M, Σ L, Σ M] of the eight lanes of L
-// and of M (the is and im of a Q4_K super-block, see dotQ4_KGeneric); LX is
-// the low half of L. Clobbers L and T.
-#define Q4K_IS_IM(L, LX, M, T) \
-	VPHADDD      M, L, L; \
+// and of M (the is and im of a Q4_K super-block, see dotQ4_KGeneric), with
+// interleaves and vertical adds (cheaper than VPHADDD); LX is the low half
+// of L. Clobbers L, T and TY (T's 256-bit register).
+#define Q4K_IS_IM(L, LX, M, T, TY) \
+	VPUNPCKLDQ   M, L, TY; \
+	VPUNPCKHDQ   M, L, L; \
+	VPADDD       TY, L, L; \
 	VEXTRACTI128 $1, L, T; \
 	VPADDD       T, LX, LX; \
-	VPHADDD      LX, LX, LX
+	VPSHUFD      $0x4e, LX, T; \
+	VPADDD       T, LX, LX
 
 // func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
@@ -186,7 +190,7 @@ q4kAVX2Loop:
 	Q4K_CHUNK(RUN_AVX2, 1)
 	Q4K_CHUNK(RUN_AVX2, 2)
 	Q4K_CHUNK(RUN_AVX2, 3)
-	Q4K_IS_IM(Y6, X6, Y3, X4)
+	Q4K_IS_IM(Y6, X6, Y3, X4, Y4)
 	MOVL         (SI), AX
 	VMOVD        AX, X5
 	VCVTPH2PS    X5, X5
