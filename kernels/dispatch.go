@@ -167,10 +167,12 @@ func gatherActs4(acts []Activation, block int) (p legacyPtrs4, nb int, ok bool) 
 // out for the kernels of Q4_K rows × four activations (packKActs4), which
 // read it in place of the activations' scales and bsums.
 type kPack4 struct {
-	d  [4]float32  // the scales of activations 0…3
-	dq [16]float32 // each scale four times: d0 d0 d0 d0 d1 … d3
-	// pairs[8b+s] is activation b's sum of the 32 quants of sub-block s
-	// (bsums 2s and 2s+1; at most 32·127, an int16).
+	d [4]float32 // the scales of activations 0…3
+	// pairs holds activation b's sum of the 32 quants of sub-block s
+	// (bsums 2s and 2s+1; at most 32·127, an int16) at 16v + 2(b+4h) + t
+	// for s = 4h + 2v + t: in each 32-byte half v, int32 lane b (low
+	// 128-bit lane) or b+4 (high lane) holds the pair of sub-blocks that
+	// dotQ4_KRowsActs4AVX2 multiplies with one pair of mins.
 	pairs [32]int16
 }
 
@@ -183,13 +185,12 @@ func packKActs4(pack []kPack4, acts []Activation) {
 		for i := range pack {
 			k := &pack[i]
 			k.d[b] = d[i]
-			for j := range 4 {
-				k.dq[4*b+j] = d[i]
-			}
 			bs := (*[16]int16)(bsums[16*i:])
-			for s := range 8 {
-				k.pairs[8*b+s] = bs[2*s] + bs[2*s+1]
-			}
+			p := (*[26]int16)(k.pairs[2*b:])            // b = 0…3
+			p[0], p[1] = bs[0]+bs[1], bs[2]+bs[3]       // s = 0, 1
+			p[16], p[17] = bs[4]+bs[5], bs[6]+bs[7]     // s = 2, 3
+			p[8], p[9] = bs[8]+bs[9], bs[10]+bs[11]     // s = 4, 5
+			p[24], p[25] = bs[12]+bs[13], bs[14]+bs[15] // s = 6, 7
 		}
 	}
 }

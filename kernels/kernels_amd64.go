@@ -15,10 +15,12 @@ import (
 //	those of several rows at once; one row with four activations included.
 //	tierAVX512: also AVX512F, BW, VL and VNNI (Ice Lake, Zen 4 and later):
 //	VPDPBUSD and VPDPWSSD for the integer products (Q4_0, Q5_0, Q8_0 and
-//	Q5_K on 256-bit registers), Q4_K on 256-bit registers with the AVX-512
-//	shuffles and broadcasts, Q6_K on 512-bit registers (for the other
+//	Q5_K on 256-bit registers), Q6_K on 512-bit registers (for the other
 //	one-row dots 512-bit registers measured no faster), and the kernels that
-//	multiply several rows (with one activation or four) at once.
+//	multiply several rows (with one activation or four) at once. Q4_K runs
+//	the AVX2 kernels at this tier too (its AVX-512 kernels followed the
+//	older eight-lane arithmetic and were removed when Q4_K moved to the
+//	reference's repacked arithmetic; see dotQ4_KGeneric).
 const (
 	tierAVX2   = tierVector
 	tierAVX512 = tierDot
@@ -50,7 +52,7 @@ func dotQ8_0(w []byte, a *Activation) float32 {
 }
 
 func dotQ4_K(w []byte, a *Activation) float32 {
-	return dotK(w, a, q4KBytes, dotQ4_KAVX512, dotQ4_KAVX2, dotQ4_KGeneric)
+	return dotK(w, a, q4KBytes, dotQ4_KAVX2, dotQ4_KAVX2, dotQ4_KGeneric)
 }
 
 func dotQ5_K(w []byte, a *Activation) float32 {
@@ -197,18 +199,6 @@ func quantizeQ8_0AVX2(x *float32, qs *int8, d *float32, nb int)
 //go:noescape
 func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 
-// dotQ4_KAVX512 is dotQ4_KGeneric for nb super-blocks, with AVX512BW, VL and
-// VNNI on 256-bit registers.
-//
-//go:noescape
-func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-
-// dotQ4_KRows6AVX512 sets out[k] to dotQ4_KAVX512 of the row at w + k·stride
-// (k < 6), reading the six rows side by side.
-//
-//go:noescape
-func dotQ4_KRows6AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[6]float32)
-
 // dotQ6_KRows4AVX512 sets out[k] to dotQ6_KAVX512 of the row at w + k·stride
 // (k < 4), reading the four rows side by side.
 //
@@ -292,10 +282,14 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 
 // packsActs4 reports whether the active tier's kernels of rows × four
 // activations of type t read the activations' side data packed (kPack4,
-// packActs4): Q4_K at tierAVX2.
+// packActs4): Q4_K at tierAVX2 and tierAVX512.
 func packsActs4(t Type) bool {
-	return t == Q4_K && active == tierAVX2
+	return t == Q4_K && active >= tierAVX2
 }
+
+// dotQ4_KRowsActs4AVX2 reads a kPack4 as 80 bytes, the scales at 0 and the
+// pairs at 16; this fails to compile if the layout changes.
+var _ = [1]struct{}{}[unsafe.Sizeof(kPack4{})-80]
 
 // stackPackBlocks is the most super-blocks rowsQ4_KActs4Packing packs on
 // its stack (rows of 8192 values).
@@ -352,7 +346,7 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []kPa
 		dotQ8_0RowsActs4AVX2(&w[0], rowBytes, rows, &lp, nb, &out[0], stride)
 		return rows
 	}
-	if t == Q4_K && !avx512 {
+	if t == Q4_K {
 		if len(pk) != nb {
 			return rowsQ4_KActs4Packing(w, rowBytes, rows, acts, &kp, nb, out, stride)
 		}
@@ -375,8 +369,6 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []kPa
 			dotQ5_0Acts4AVX2(wk, &lp, nb, &r)
 		case t == Q8_0:
 			dotQ8_0Acts4AVX512(wk, &lp, nb, &r)
-		case t == Q4_K && avx512:
-			dotQ4_KActs4AVX512(wk, &kp, nb, &r)
 		case t == Q5_K && avx512:
 			dotQ5_KActs4AVX512(wk, &kp, nb, &r)
 		case t == Q5_K:
@@ -531,14 +523,13 @@ func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 
 // matVecK is matVecAccel for the K-quant types: every row with the type's
 // one-row kernel of the active tier (none at tierGeneric), except that with
-// AVX-512 Q4_K rows go six at a time, one from each sixth of the matrix (from
-// 12 rows on), and Q6_K rows four at a time, one from each quarter (from 8),
-// so that the core reads several streams.
+// AVX-512 Q6_K rows go four at a time, one from each quarter (from 8 rows
+// on), so that the core reads several streams.
 func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	var k kKernel
 	switch t {
 	case Q4_K:
-		k = pickK(dotQ4_KAVX512, dotQ4_KAVX2)
+		k = pickK(dotQ4_KAVX2, dotQ4_KAVX2)
 	case Q5_K:
 		k = pickK(dotQ5_KAVX512, dotQ5_KAVX2)
 	default:
@@ -549,29 +540,17 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 		return 0
 	}
 	r := 0
-	if active == tierAVX512 && (t == Q4_K && len(out) >= 12 || t == Q6_K && len(out) >= 8) {
+	if active == tierAVX512 && t == Q6_K && len(out) >= 8 {
 		qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
 		_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
-		if t == Q4_K {
-			// Six streams: rows r, r+n, …, r+5n of the six sixths
-			// (smaller matrices go a row at a time).
-			n := len(out) / 6
-			var o [6]float32
-			for ; r < n; r++ {
-				dotQ4_KRows6AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-				scatterStreams(out, o[:], r, n)
-			}
-			r = 6 * n
-		} else {
-			// Four streams: rows r, r+n, r+2n and r+3n of the four quarters.
-			n := len(out) / 4
-			var o [4]float32
-			for ; r < n; r++ {
-				dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
-				scatterStreams(out, o[:], r, n)
-			}
-			r = 4 * n
+		// Four streams: rows r, r+n, r+2n and r+3n of the four quarters.
+		n := len(out) / 4
+		var o [4]float32
+		for ; r < n; r++ {
+			dotQ6_KRows4AVX512(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
+			scatterStreams(out, o[:], r, n)
 		}
+		r = 4 * n
 	}
 	if r == len(out) {
 		return r
@@ -668,12 +647,6 @@ func dotQ5_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
 //
 //go:noescape
 func dotQ6_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
-
-// dotQ4_KActs4AVX512 sets out[b] to dotQ4_KGeneric of the nb super-blocks at
-// w with activation b of p, with AVX-512 and VNNI.
-//
-//go:noescape
-func dotQ4_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
 
 // dotQ5_KActs4AVX512 sets out[b] to dotQ5_KGeneric of the nb super-blocks at
 // w with activation b of p, with AVX-512 and VNNI.

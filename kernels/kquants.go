@@ -34,10 +34,13 @@ import "encoding/binary"
 // is then scaled by d_w·d_a and accumulated across super-blocks with a fused
 // multiply-add, and the lanes are added pairwise at the end (hsum8). The
 // minimums are accumulated per type as the reference does: in the same lanes
-// (Q2_K), in four lanes of their own (Q4_K) or in one float (Q5_K), with fused
-// multiply-adds. Every other product that is added to something is rounded to
-// float32 explicitly, so results are bit-identical on every GOARCH (see
-// float.go).
+// (Q2_K) or in one float (Q5_K), with fused multiply-adds. Q4_K instead
+// follows the reference build's repacked kernels (llama.cpp 3f545be, which
+// made the conformance data of the newer architectures): one exact integer
+// per super-block for the scales and one for the minimums, each taken into
+// one scalar float chain (see dotQ4_KGeneric). Every other product that is
+// added to something is rounded to float32 explicitly, so results are
+// bit-identical on every GOARCH (see float.go).
 
 // Q2_K block layout (84 bytes).
 const (
@@ -382,36 +385,50 @@ func dotQ3_K(w []byte, a *Activation) float32 {
 }
 
 // dotQ4_KGeneric returns the dot product of the Q4_K row w with the Q8_K activation a.
-// The minimums go to four lanes of their own, lane k holding sub-blocks 2k and
-// 2k+1, added as (m0+m2)+(m1+m3) at the end.
+//
+// It follows the reference build's repacked Q4_K kernels (llama.cpp 3f545be,
+// the 8×8 "repack" path), not the eight-lane arithmetic of the other K-quant
+// dots: each super-block i gives two exact integers,
+//
+//	is = Σ_s scale[s]·Σ_{j in sub-block s} q[j]·qa[j]
+//	im = Σ_s min[s]·(bsum[2s] + bsum[2s+1])
+//
+// and two scalar float32 chains take them over the super-blocks in order,
+// acc = fma(float32(d_w·d_a), float32(is), acc) and
+// accm = fma(float32(dmin_w·d_a), float32(im), accm); the result is acc − accm.
+// The integers cannot overflow int32: scale, min ≤ 63, |Σ q·qa| ≤ 32·15·127
+// per sub-block and |bsum[2s] + bsum[2s+1]| ≤ 32·127, so |is| ≤ 8·63·60960
+// < 2^25 and |im| ≤ 8·63·4064 < 2^21. Because they are exact, the SIMD
+// kernels may form them in any order; only the two float chains are ordered.
 func dotQ4_KGeneric(w []byte, a *Activation) float32 {
 	var (
-		q            [QKK]int8
 		scales, mins [8]uint8
-		sc           [16]int32
-		acc          [8]float32
-		l            [8]int32
-		accm         [4]float32
+		acc, accm    float32
 	)
 	for i := range a.N / QKK {
 		b := w[i*q4KBytes : (i+1)*q4KBytes]
 		bsums := (*[16]int16)(a.BSums[i*16:])
-		unpackQ4_K(b[q4KQs:], &q)
 		scalesMinsK4(b[q4KScales:], &scales, &mins)
-		d := float32(a.D[i] * halfAt(b, q4KD))
-		dmin := -float32(a.D[i] * halfAt(b, q4KDmin))
-		for k := range accm {
-			m := int32(mins[2*k])*(int32(bsums[4*k])+int32(bsums[4*k+1])) +
-				int32(mins[2*k+1])*(int32(bsums[4*k+2])+int32(bsums[4*k+3]))
-			accm[k] = fma32(dmin, float32(m), accm[k])
+		qa := (*[QKK]int8)(a.Qs[i*QKK:])
+		var is, im int32
+		for c := range 4 {
+			src := (*[32]byte)(b[q4KQs+32*c:])
+			lo := (*[32]int8)(qa[64*c:])
+			hi := (*[32]int8)(qa[64*c+32:])
+			var dl, dh int32
+			for l, v := range src {
+				dl += int32(v&0xF) * int32(lo[l])
+				dh += int32(v>>4) * int32(hi[l])
+			}
+			is += int32(scales[2*c])*dl + int32(scales[2*c+1])*dh
 		}
-		scales16K4(&scales, &sc)
-		kLanes(&q, (*[QKK]int8)(a.Qs[i*QKK:]), &sc, &l)
-		for t := range acc {
-			acc[t] = fma32(d, float32(l[t]), acc[t])
+		for s, m := range mins {
+			im += int32(m) * (int32(bsums[2*s]) + int32(bsums[2*s+1]))
 		}
+		acc = fma32(float32(a.D[i]*halfAt(b, q4KD)), float32(is), acc)
+		accm = fma32(float32(a.D[i]*halfAt(b, q4KDmin)), float32(im), accm)
 	}
-	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
+	return acc - accm
 }
 
 // dotQ5_KGeneric returns the dot product of the Q5_K row w with the Q8_K activation a.

@@ -19,8 +19,9 @@
 // Registers common to the dot kernels:
 //	SI  weight super-blocks     DI  activation quants (256 per super-block)
 //	DX  activation scales       R8  activation bsums (16 per super-block)
-//	CX  super-blocks left       Y15 eight float32 lanes (acc of the twins)
-//	Y14 the minimums' float32 accumulators (Q4_K: 4 lanes, Q5_K: one)
+//	CX  super-blocks left       Y15 eight float32 lanes (acc of the twins;
+//	                                Q4_K: X15 its two scalar chains)
+//	Y14 the minimums' float32 accumulator (Q5_K: one)
 //	Y13 bytes 0x0f              Y6  the int32 lanes of the super-block
 
 // scaleShuf<>+32·c broadcasts int16 word c of each 128-bit lane to the whole
@@ -147,13 +148,29 @@ GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
 	VCVTDQ2PS    Y6, Y6; \
 	VFMADD231PS  Y6, Y5, Y15
 
+// LX = the exact int32 sums [Σ L, Σ M, Σ L, Σ M] of the eight lanes of L
+// and of M (the is and im of a Q4_K super-block, see dotQ4_KGeneric), with
+// interleaves and vertical adds (cheaper than VPHADDD); LX is the low half
+// of L. Clobbers L, T and TY (T's 256-bit register).
+#define Q4K_IS_IM(L, LX, M, T, TY) \
+	VPUNPCKLDQ   M, L, TY; \
+	VPUNPCKHDQ   M, L, L; \
+	VPADDD       TY, L, L; \
+	VEXTRACTI128 $1, L, T; \
+	VPADDD       T, LX, LX; \
+	VPSHUFD      $0x4e, LX, T; \
+	VPADDD       T, LX, LX
+
 // func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
-// The minimums go to four float32 lanes, lane k taking sub-blocks 2k and
-// 2k+1, added as (m0+m2)+(m1+m3) at the end (see dotQ4_KGeneric). Each
-// iteration prefetches the row 4 KiB ahead (the one-row loop is slow enough
-// per byte that the prefetch must run several rows ahead to cover memory
-// latency).
+// The arithmetic of the reference's repacked Q4_K kernels (dotQ4_KGeneric):
+// the eight scale lanes (Y6) and the eight min products (Y3) of a super-block
+// are summed to the exact integers is and im (Q4K_IS_IM), and X15 holds the
+// two float32 chains, lane 0 acc = fma(d_w·d_a, is, acc) and lane 1
+// accm = fma(dmin_w·d_a, im, accm), one scalar chain per lane; the result is
+// acc − accm. Each iteration prefetches the row 4 KiB ahead (the one-row loop
+// is slow enough per byte that the prefetch must run several rows ahead to
+// cover memory latency).
 TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ qs+8(FP), DI
@@ -162,25 +179,25 @@ TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
 	MOVQ nb+32(FP), CX
 	BYTES(0x0f, Y13, X13)
 	VXORPS Y15, Y15, Y15
-	VXORPS Y14, Y14, Y14
 
 q4kAVX2Loop:
 	PREFETCHT0   4096(SI)
 	PREFETCHT0   4160(SI)
 	PREFETCHT0   4224(SI)
 	SCALES_MINS_K4
-	VEXTRACTI128 $1, Y3, X4
-	VPHADDD      X4, X3, X3
-	VCVTDQ2PS    X3, X3
-	SUPER_SCALE(2, X4)
-	VBROADCASTSS X4, X4
-	VFNMADD231PS X3, X4, X14
 	VPXOR        Y6, Y6, Y6
 	Q4K_CHUNK(RUN_AVX2, 0)
 	Q4K_CHUNK(RUN_AVX2, 1)
 	Q4K_CHUNK(RUN_AVX2, 2)
 	Q4K_CHUNK(RUN_AVX2, 3)
-	ACC_LANES(0)
+	Q4K_IS_IM(Y6, X6, Y3, X4, Y4)
+	MOVL         (SI), AX
+	VMOVD        AX, X5
+	VCVTPH2PS    X5, X5
+	VBROADCASTSS (DX), X4
+	VMULPS       X4, X5, X5
+	VCVTDQ2PS    X6, X6
+	VFMADD231PS  X6, X5, X15
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ $4, DX
@@ -188,265 +205,9 @@ q4kAVX2Loop:
 	DECQ CX
 	JNZ  q4kAVX2Loop
 
-	HSUM8_Y15
-	VMOVHLPS  X14, X14, X1
-	VADDPS    X1, X14, X1
-	VMOVSHDUP X1, X2
-	VADDSS    X2, X1, X1
-	VADDSS    X1, X0, X0
+	VMOVSHDUP X15, X1
+	VSUBSS    X1, X15, X0
 	VMOVSS    X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// The 256-bit AVX-512 tier of Q4_K (AVX512BW, VL and VNNI; no 512-bit
-// registers, which on Intel cores would take a vector port away from every
-// other instruction). Against the AVX2 kernel (dotQ4_KAVX2) it saves most of the
-// scale work: the 6-bit scales and mins are unpacked with vector shuffles
-// (K4_UNPACK_VEC) instead of general registers, each run's scale reaches
-// VPDPWSSD as a broadcast load from a small stack buffer instead of a
-// VPSHUFB, and the mins meet the bsums summed in pairs once per super-block
-// for all rows (Q4K_BSUM_PAIRS). The integer lanes are the same exact sums,
-// so the result is bit-identical.
-
-// q4kPickA<>: the bytes of the scale field (both 128-bit lanes hold its 12
-// bytes) that give the low bits of the eight scales (low lane: bytes 0…3,
-// 8…11) and the eight mins (high lane: bytes 4…11), zero-extended to words.
-DATA q4kPickA<>+0(SB)/8, $0x8003800280018000
-DATA q4kPickA<>+8(SB)/8, $0x800b800a80098008
-DATA q4kPickA<>+16(SB)/8, $0x8007800680058004
-DATA q4kPickA<>+24(SB)/8, $0x800b800a80098008
-GLOBL q4kPickA<>(SB), RODATA|NOPTR, $32
-
-// q4kPickB<>: the bytes whose top two bits are the high bits of scales and
-// mins 4…7 (bytes 0…3 and 4…7), zero-extended to words; none for 0…3.
-DATA q4kPickB<>+0(SB)/8, $0x8080808080808080
-DATA q4kPickB<>+8(SB)/8, $0x8003800280018000
-DATA q4kPickB<>+16(SB)/8, $0x8080808080808080
-DATA q4kPickB<>+24(SB)/8, $0x8007800680058004
-GLOBL q4kPickB<>(SB), RODATA|NOPTR, $32
-
-// q4kShiftA<>: the right shifts of the q4kPickA words (mins 4…7 are the high
-// nibbles of their bytes).
-DATA q4kShiftA<>+0(SB)/8, $0
-DATA q4kShiftA<>+8(SB)/8, $0
-DATA q4kShiftA<>+16(SB)/8, $0
-DATA q4kShiftA<>+24(SB)/8, $0x0004000400040004
-GLOBL q4kShiftA<>(SB), RODATA|NOPTR, $32
-
-// q4kMaskA<>: the bits of the shifted q4kPickA words that are kept (6 for
-// scales and mins 0…3, 4 for 4…7); the others come from the q4kPickB words.
-DATA q4kMaskA<>+0(SB)/8, $0x003f003f003f003f
-DATA q4kMaskA<>+8(SB)/8, $0x000f000f000f000f
-DATA q4kMaskA<>+16(SB)/8, $0x003f003f003f003f
-DATA q4kMaskA<>+24(SB)/8, $0x000f000f000f000f
-GLOBL q4kMaskA<>(SB), RODATA|NOPTR, $32
-
-// q4kDup<>: VPERMW indices that repeat words 0…7 (the scales) twice each.
-DATA q4kDup<>+0(SB)/8, $0x0001000100000000
-DATA q4kDup<>+8(SB)/8, $0x0003000300020002
-DATA q4kDup<>+16(SB)/8, $0x0005000500040004
-DATA q4kDup<>+24(SB)/8, $0x0007000700060006
-GLOBL q4kDup<>(SB), RODATA|NOPTR, $32
-
-// Y1 = the eight 6-bit scales (words 0…7) and mins (words 8…15) of the
-// Q4_K/Q5_K block at B, as scalesMinsK4 unpacks them: the A word masked,
-// or-ed with the top bits of the B word moved to bits 4…5 (one VPTERNLOGD:
-// Y16…Y19 hold q4kPickA, q4kPickB, q4kShiftA, q4kMaskA). Clobbers Y0, Y2.
-#define K4_UNPACK_VEC(B) \
-	VBROADCASTI128 4(B), Y0; \
-	VPSHUFB        Y16, Y0, Y1; \
-	VPSRLVW        Y18, Y1, Y1; \
-	VPSHUFB        Y17, Y0, Y2; \
-	VPSRLW         $2, Y2, Y2; \
-	VPTERNLOGD     $0xe2, Y2, Y19, Y1
-
-// Y6 (even runs) and Y9 (odd runs) += the lanes of chunk k of the block at
-// B: the runs' pairs times their scale, broadcast from the dwords at S.
-#define Q4K_CHUNK_512(B, S, k) \
-	VMOVDQU       16+32*k(B), Y7; \
-	VPSRLW        $4, Y7, Y8; \
-	VPAND         Y13, Y7, Y7; \
-	VPAND         Y13, Y8, Y8; \
-	VPMADDUBSW    64*k(DI), Y7, Y7; \
-	VPDPWSSD.BCST 8*k+S, Y7, Y6; \
-	VPMADDUBSW    64*k+32(DI), Y8, Y8; \
-	VPDPWSSD.BCST 8*k+4+S, Y8, Y9
-
-// One super-block of the Q4_K row at B into the row's chains ACC (the lanes)
-// and ACCM (the minimums, in lanes 4…7), with the 32-byte scale buffer at S
-// (an offset from R9). Needs Q4K_CONSTS_512 and the super-block's
-// Q4K_BSUM_PAIRS. Clobbers Y0…Y9.
-#define Q4K_BLOCK_512(B, S, ACC, ACCM) \
-	K4_UNPACK_VEC(B); \
-	VPERMW        Y1, Y20, Y3; \
-	VMOVDQU       Y3, S(R9); \
-	VPMADDWD      Y31, Y1, Y3; \
-	VCVTDQ2PS     Y3, Y3; \
-	VCVTPH2PS     (B), X5; \
-	VMULPS.BCST   (DX), X5, X5; \
-	VPERMPS       Y5, Y22, Y4; \
-	VFNMADD231PS  Y3, Y4, ACCM; \
-	VBROADCASTSS  X5, Y4; \
-	VPXOR         Y6, Y6, Y6; \
-	VPXOR         Y9, Y9, Y9; \
-	Q4K_CHUNK_512(B, S(R9), 0); \
-	Q4K_CHUNK_512(B, S(R9), 1); \
-	Q4K_CHUNK_512(B, S(R9), 2); \
-	Q4K_CHUNK_512(B, S(R9), 3); \
-	VPADDD        Y9, Y6, Y6; \
-	VCVTDQ2PS     Y6, Y6; \
-	VFMADD231PS   Y6, Y4, ACC
-
-// Y31 = the super-block's bsums (at R8) summed in pairs, in words 8…15, where
-// K4_UNPACK_VEC leaves the mins (words 0…7 hold leftovers, whose products go
-// to lanes the kernels never read). Needs Y12 = words 1.
-#define Q4K_BSUM_PAIRS \
-	VPMADDWD  (R8), Y12, Y31; \
-	VPACKSSDW Y31, Y31, Y31; \
-	VPERMQ    $0x80, Y31, Y31
-
-// The constants of the 256-bit AVX-512 Q4_K kernels, and zeroes in the chains
-// Y14, Y15. Clobbers AX.
-#define Q4K_CONSTS_512 \
-	BYTES(0x0f, Y13, X13); \
-	VMOVDQU64 q4kPickA<>(SB), Y16; \
-	VMOVDQU64 q4kPickB<>(SB), Y17; \
-	VMOVDQU64 q4kShiftA<>(SB), Y18; \
-	VMOVDQU64 q4kMaskA<>(SB), Y19; \
-	VMOVDQU64 q4kDup<>(SB), Y20; \
-	DWORDS(1, Y22, X22); \
-	DWORDS(0x00010001, Y12, X12); \
-	VXORPS    Y15, Y15, Y15; \
-	VXORPS    Y14, Y14, Y14
-
-// X0 = the result of a row from its chains ACC and ACCM (the minimum sums
-// k = 0…3 in lanes 4+k). Clobbers Y15, X1, X2.
-#define Q4K_ROW_RESULT(ACC, ACCM) \
-	VMOVAPS       ACC, Y15; \
-	HSUM8_Y15; \
-	VEXTRACTF32X4 $1, ACCM, X1; \
-	VMOVHLPS      X1, X1, X2; \
-	VADDPS        X2, X1, X1; \
-	VMOVSHDUP     X1, X2; \
-	VADDSS        X2, X1, X1; \
-	VADDSS        X1, X0, X0
-
-// func dotQ4_KAVX512(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
-//
-// Per super-block the scales, each twice, go to the 32-byte buffer at R9 (in
-// the frame, 32-byte aligned); the mins are multiplied with the bsum pairs
-// (VPMADDWD), so that lane 4+k holds the twin's minimum sum k, accumulated in
-// Y14.
-TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $64-44
-	MOVQ w+0(FP), SI
-	MOVQ qs+8(FP), DI
-	MOVQ d+16(FP), DX
-	MOVQ bsums+24(FP), R8
-	MOVQ nb+32(FP), CX
-	LEAQ 32(SP), R9 // a 32-byte aligned buffer in the frame
-	ANDQ $-32, R9
-	Q4K_CONSTS_512
-
-q4k512Loop:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
-	Q4K_BSUM_PAIRS
-	Q4K_BLOCK_512(SI, 0, Y15, Y14)
-	ADDQ       $144, SI
-	ADDQ       $256, DI
-	ADDQ       $4, DX
-	ADDQ       $32, R8
-	DECQ       CX
-	JNZ        q4k512Loop
-
-	Q4K_ROW_RESULT(Y15, Y14)
-	VMOVSS X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// Prefetches off bytes ahead into L2 in each of the rows SI, R11, R12 and R13
-// of the multi-row K-quant kernels (the first four).
-#define ROWS4_PREFETCH(off) \
-	PREFETCHT1 off(SI); \
-	PREFETCHT1 off(R11); \
-	PREFETCHT1 off(R12); \
-	PREFETCHT1 off(R13)
-
-// func dotQ4_KRows6AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[6]float32)
-//
-// dotQ4_KAVX512 for the six rows at w + k·stride, read side by side: six
-// streams, each prefetched 1 KiB ahead into L2 (the pattern of the bandwidth
-// measurement), which one core pulls from memory faster than one stream. The rows are SI, R11, R12,
-// R13, R14 and R10; rows 1…5 keep their chains in Y23…Y30, Y10 and Y11.
-TEXT ·dotQ4_KRows6AVX512(SB), NOSPLIT, $224-56
-	MOVQ w+0(FP), SI
-	MOVQ stride+8(FP), BX
-	MOVQ qs+16(FP), DI
-	MOVQ d+24(FP), DX
-	MOVQ bsums+32(FP), R8
-	MOVQ nb+40(FP), CX
-	LEAQ (SI)(BX*1), R11
-	LEAQ (R11)(BX*1), R12
-	LEAQ (R12)(BX*1), R13
-	LEAQ (R13)(BX*1), R14
-	LEAQ (R14)(BX*1), R10
-	LEAQ 32(SP), R9 // a 192-byte buffer in the frame, 32-byte aligned
-	ANDQ $-32, R9
-	Q4K_CONSTS_512
-	VXORPS Y23, Y23, Y23
-	VXORPS Y24, Y24, Y24
-	VXORPS Y25, Y25, Y25
-	VXORPS Y26, Y26, Y26
-	VXORPS Y27, Y27, Y27
-	VXORPS Y28, Y28, Y28
-	VXORPS Y29, Y29, Y29
-	VXORPS Y30, Y30, Y30
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-q4kRows6Loop:
-	ROWS4_PREFETCH(1024)
-	ROWS4_PREFETCH(1088)
-	ROWS4_PREFETCH(1152)
-	PREFETCHT1 1024(R14)
-	PREFETCHT1 1024(R10)
-	PREFETCHT1 1088(R14)
-	PREFETCHT1 1088(R10)
-	PREFETCHT1 1152(R14)
-	PREFETCHT1 1152(R10)
-	Q4K_BSUM_PAIRS
-	Q4K_BLOCK_512(SI, 0, Y15, Y14)
-	Q4K_BLOCK_512(R11, 32, Y23, Y24)
-	Q4K_BLOCK_512(R12, 64, Y25, Y26)
-	Q4K_BLOCK_512(R13, 96, Y27, Y28)
-	Q4K_BLOCK_512(R14, 128, Y29, Y30)
-	Q4K_BLOCK_512(R10, 160, Y10, Y11)
-	ADDQ       $144, SI
-	ADDQ       $144, R11
-	ADDQ       $144, R12
-	ADDQ       $144, R13
-	ADDQ       $144, R14
-	ADDQ       $144, R10
-	ADDQ       $256, DI
-	ADDQ       $4, DX
-	ADDQ       $32, R8
-	DECQ       CX
-	JNZ        q4kRows6Loop
-
-	MOVQ out+48(FP), AX
-	Q4K_ROW_RESULT(Y15, Y14)
-	VMOVSS X0, (AX)
-	Q4K_ROW_RESULT(Y23, Y24)
-	VMOVSS X0, 4(AX)
-	Q4K_ROW_RESULT(Y25, Y26)
-	VMOVSS X0, 8(AX)
-	Q4K_ROW_RESULT(Y27, Y28)
-	VMOVSS X0, 12(AX)
-	Q4K_ROW_RESULT(Y29, Y30)
-	VMOVSS X0, 16(AX)
-	Q4K_ROW_RESULT(Y10, Y11)
-	VMOVSS X0, 20(AX)
 	VZEROUPPER
 	RET
 
@@ -749,10 +510,18 @@ q6k512Loop:
 	VZEROUPPER
 	RET
 
+// Prefetches off bytes ahead into L2 in each of the rows SI, R11, R12 and R13
+// of the multi-row K-quant kernel.
+#define ROWS4_PREFETCH(off) \
+	PREFETCHT1 off(SI); \
+	PREFETCHT1 off(R11); \
+	PREFETCHT1 off(R12); \
+	PREFETCHT1 off(R13)
+
 // func dotQ6_KRows4AVX512(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[4]float32)
 //
-// dotQ6_KAVX512 for the four rows at w + k·stride, read side by side as
-// dotQ4_KRows6AVX512 reads its six. Rows 1…3 keep their lanes in Y23…Y25.
+// dotQ6_KAVX512 for the four rows at w + k·stride, read side by side so that
+// the core reads four streams. Rows 1…3 keep their lanes in Y23…Y25.
 TEXT ·dotQ6_KRows4AVX512(SB), NOSPLIT, $0-56
 	MOVQ w+0(FP), SI
 	MOVQ stride+8(FP), BX
@@ -829,27 +598,6 @@ q6kRows4Loop:
 	VMOVAPS ACC, Y15; \
 	HSUM8_Y15
 
-// For activation b of a Q4_K row: the minimum accumulators ACCM -= its
-// scaled four min sums (X4 = the weights' fp16 dmin as float32, Y3 the mins),
-// leaving AX = the pointer to its scales. Clobbers X2, X6.
-#define Q4K_MINS(b, ACCM) \
-	MOVQ         64+8*(b)(R8), AX; \
-	VPMADDWD     (AX)(R13*8), Y3, Y2; \
-	VEXTRACTI128 $1, Y2, X6; \
-	VPHADDD      X6, X2, X2; \
-	VCVTDQ2PS    X2, X2; \
-	MOVQ         32+8*(b)(R8), AX; \
-	VMULSS       (AX)(R13*1), X4, X6; \
-	VBROADCASTSS X6, X6; \
-	VFNMADD231PS X2, X6, ACCM
-
-// Q4K_MINS, and DB = the activation's d times the weights' d (in X5),
-// broadcast. Clobbers AX, X2, X6.
-#define Q4K_ACT(b, ACCM, DB) \
-	Q4K_MINS(b, ACCM); \
-	VMULSS       (AX)(R13*1), X5, X6; \
-	VBROADCASTSS X6, DB
-
 // Run c of the four activations (quants DI, R9, R10, R11) with the unsigned
 // weight quants Q. Clobbers Y9…Y12, Y14.
 #define Q4K_RUN4(c, Q) \
@@ -862,18 +610,6 @@ q6kRows4Loop:
 	VPDPWSSD   Y9, Y11, Y25; \
 	VPDPWSSD   Y9, Y12, Y26; \
 	VPDPWSSD   Y9, Y14, Y27
-
-// X0 = hsum8(ACC) + ((m0+m2)+(m1+m3)) of ACCM (a register or memory), stored
-// at 4b(BX). Clobbers Y15, X1, X2, X14.
-#define Q4K_RESULT(b, ACC, ACCM) \
-	HSUM8_OF(ACC); \
-	VMOVUPS   ACCM, X14; \
-	VMOVHLPS  X14, X14, X1; \
-	VADDPS    X1, X14, X1; \
-	VMOVSHDUP X1, X2; \
-	VADDSS    X2, X1, X1; \
-	VADDSS    X1, X0, X0; \
-	VMOVSS    X0, 4*(b)(BX)
 
 // Zeroes the index registers R12, R13 and sets Y13 to bytes 0x0f.
 #define ACTS4_K_INDEX \
@@ -925,42 +661,6 @@ q6kRows4Loop:
 	VFMADD231PS Y25, Y29, Y17; \
 	VFMADD231PS Y26, Y30, Y18; \
 	VFMADD231PS Y27, Y31, Y19
-
-// func dotQ4_KActs4AVX512(w *byte, p *actPtrs4, nb int, out *[4]float32)
-TEXT ·dotQ4_KActs4AVX512(SB), NOSPLIT, $0-32
-	MOVQ   w+0(FP), SI
-	MOVQ   p+8(FP), R8
-	MOVQ   nb+16(FP), CX
-	ACTS4_K_INIT
-
-q4kActs4Loop:
-	ACTS4_K_HEAD(Q4K_ACT)
-	NIBBLES(16)
-	Q4K_RUN4(0, Y7)
-	Q4K_RUN4(1, Y8)
-	NIBBLES(48)
-	Q4K_RUN4(2, Y7)
-	Q4K_RUN4(3, Y8)
-	NIBBLES(80)
-	Q4K_RUN4(4, Y7)
-	Q4K_RUN4(5, Y8)
-	NIBBLES(112)
-	Q4K_RUN4(6, Y7)
-	Q4K_RUN4(7, Y8)
-	ACTS4_K_ACC
-	ADDQ        $144, SI
-	ADDQ        $32, R12
-	ADDQ        $4, R13
-	DECQ        CX
-	JNZ         q4kActs4Loop
-
-	MOVQ out+24(FP), BX
-	Q4K_RESULT(0, Y16, X20)
-	Q4K_RESULT(1, Y17, X21)
-	Q4K_RESULT(2, Y18, X22)
-	Q4K_RESULT(3, Y19, X23)
-	VZEROUPPER
-	RET
 
 // For activation b of a Q5_K row: the minimum accumulator SUMMS -= its scaled
 // min sum (one float32, X4 = the weights' fp16 dmin as float32, Y3 the mins),
@@ -1142,7 +842,8 @@ q6kActs4Loop:
 // used, Q5_K keeps its minimum accumulators in the frame, and the masks of
 // the high bits of Q5_K and Q6_K are read from memory. The Q4_K kernel
 // (dotQ4_KRowsActs4AVX2) takes several rows and reads the activations'
-// scales and bsums packed (kPack4).
+// scales and bsums packed (kPack4), with one lane per activation for each
+// of its two float chains (dotQ4_KGeneric).
 
 // Y3+b += the lanes of the unsigned weight quants Q with the activation bytes
 // at A, times the scale words S (RUN_AVX2 for activation b). Clobbers P.
@@ -1193,7 +894,7 @@ q6kActs4Loop:
 	ADDQ $32, R12; \
 	ADDQ $4, R13
 
-// The float32 lanes of the four activations of Q4_K and Q5_K, Y10, Y11, Y12
+// The float32 lanes of the four activations of Q5_K, Y10, Y11, Y12
 // and Y14, zeroed.
 #define ACTS4_K_ZERO_AVX2 \
 	VXORPS Y10, Y10, Y10; \
@@ -1241,7 +942,8 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 
 // K4_UNPACK with vector instructions (scalesMinsK4) for the Q4_K block at
 // off(SI): S = its eight scales as int16 in both 128-bit lanes, Y7 = its
-// eight mins likewise. Clobbers X0, X2, X8.
+// eight mins as int16, mins 0…3 twice in the low lane and 4…7 twice in the
+// high lane. Clobbers X0, X2, X8.
 #define K4_UNPACK_AVX2(off, S) \
 	VMOVDQU   off+4(SI), X0; \
 	VPSHUFB   k4Unpack<>+0(SB), X0, X2; \
@@ -1255,34 +957,35 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 	VPOR      X2, X7, X7; \
 	VPMOVZXBW X7, Y7; \
 	VPERMQ    $0x44, Y7, S; \
-	VPERMQ    $0xee, Y7, Y7
+	VPERMQ    $0xfa, Y7, Y7
 
 // The head of the Q4_K super-block at off(SI) with its packed side data at
-// off(BX), done a super-block ahead: Y13 = its scales (K4_UNPACK_AVX2), the
-// mins of the four activations multiplied with their sub-block sums
-// (kPack4.pairs) by two VPMADDWD, scaled by dmin·d_b (kPack4.dq) and
-// accumulated by two VFNMADD231PS into the minimum accumulators in memory
-// at M01 (activations 0, 1) and M23 (2, 3), and the four products d_w·d_b
-// stored at DD. Clobbers Y0, Y2, Y7…Y9.
-#define Q4K_HEAD_AHEAD(off, M01, M23, DD) \
+// poff(BX) (a kPack4: d at 0, pairs at 16), done a super-block ahead: Y13 =
+// its scales (K4_UNPACK_AVX2), and the mins of the four activations
+// multiplied with their sub-block sums (kPack4.pairs) by two VPMADDWD, the
+// first with mins 0, 1 (low lane) and 4, 5 (high lane), the second with 2,
+// 3 and 6, 7, so that lane b of the sum of the two results' halves is
+// activation b's exact im (dotQ4_KGeneric); X2 = [im0, im1, im2, im3] is
+// accumulated into the minimum chains X11 (lane b for activation b, negated)
+// by one VFNMADD231PS with the products dmin_w·d_b, and the four products
+// d_w·d_b are stored at DD. Clobbers Y0, Y2, Y7…Y9.
+#define Q4K_HEAD_AHEAD(off, poff, DD) \
 	K4_UNPACK_AVX2(off, Y13); \
+	VPSHUFD      $0x00, Y7, Y2; \
+	VPSHUFD      $0x55, Y7, Y0; \
+	VPMADDWD     poff+16(BX), Y2, Y2; \
+	VPMADDWD     poff+48(BX), Y0, Y0; \
+	VPADDD       Y0, Y2, Y2; \
+	VEXTRACTI128 $1, Y2, X0; \
+	VPADDD       X0, X2, X2; \
+	VCVTDQ2PS    X2, X2; \
 	VPBROADCASTW off+2(SI), X9; \
-	VCVTPH2PS    X9, Y9; \
-	VPMADDWD     off+64+16(BX), Y7, Y2; \
-	VPMADDWD     off+64+48(BX), Y7, Y0; \
-	VCVTDQ2PS    Y2, Y2; \
-	VCVTDQ2PS    Y0, Y0; \
-	VMULPS       off+16(BX), Y9, Y8; \
-	VMOVUPS      M01, Y7; \
-	VFNMADD231PS Y2, Y8, Y7; \
-	VMOVUPS      Y7, M01; \
-	VMULPS       off+48(BX), Y9, Y8; \
-	VMOVUPS      M23, Y7; \
-	VFNMADD231PS Y0, Y8, Y7; \
-	VMOVUPS      Y7, M23; \
+	VCVTPH2PS    X9, X9; \
+	VMULPS       poff(BX), X9, X8; \
+	VFNMADD231PS X2, X8, X11; \
 	VPBROADCASTW off(SI), X9; \
 	VCVTPH2PS    X9, X9; \
-	VMULPS       off(BX), X9, X9; \
+	VMULPS       poff(BX), X9, X9; \
 	VMOVUPS      X9, DD
 
 // Y7, Y8 = the low and high nibbles of the 32 bytes at off(SI), the mask
@@ -1317,33 +1020,30 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 	K_RUN_ACT_FIRST(Q, (R10)(R12*1), Y9, Y5); \
 	K_RUN_ACT_FIRST(Q, (R11)(R12*1), Y9, Y6)
 
-// ACC = fma(d_w·d_b, float32(L), ACC) for an activation, the product at D.
-// Clobbers Y0.
-#define K_ACC_FRAME(D, L, ACC) \
-	VBROADCASTSS D, Y0; \
-	VCVTDQ2PS    L, L; \
-	VFMADD231PS  L, Y0, ACC
-
-// Lane 0 of each 128-bit half of M = (m0+m2)+(m1+m3) of the half's four
-// minimum accumulators m0…m3 (the end of dotQ4_KGeneric). Clobbers Y0.
-#define MINS4_SUMS(M) \
-	VPERMILPS $0x4e, M, Y0; \
-	VADDPS    Y0, M, M; \
-	VMOVSHDUP M, Y0; \
-	VADDPS    Y0, M, M
+// X10 = fma(d_w·d_b, float32(is_b), X10) for the four activations at once
+// (lane b), with is_b the exact sum of the lanes of Y3+b and the products
+// d_w·d_b at D. Clobbers Y0, Y3…Y6.
+#define Q4K_ACC4(D) \
+	VPHADDD      Y4, Y3, Y3; \
+	VPHADDD      Y6, Y5, Y5; \
+	VPHADDD      Y5, Y3, Y3; \
+	VEXTRACTI128 $1, Y3, X0; \
+	VPADDD       X0, X3, X3; \
+	VCVTDQ2PS    X3, X3; \
+	VFMADD231PS  D, X3, X10
 
 // func dotQ4_KRowsActs4AVX2(w *byte, rowBytes, rows int, p *actPtrs4, pk *kPack4, nb int, out *float32, stride int)
 //
-// For each row: the float32 lanes of activations 0…3 are in Y10, Y11, Y12,
-// Y14; the four minimum accumulators of activations 0 and 1 in the frame at
-// 0(SP), those of 2 and 3 at 32(SP). The head of each super-block (its
-// scales and mins unpacked with vector instructions, the minimums, the
-// products of the scales; Q4K_HEAD_AHEAD) is done during the runs of the
-// super-block before it, so that its long chain of latencies overlaps work
-// instead of holding up the runs (the products at 64(SP) are copied to
-// 80(SP) for the super-block's own end). SI walks the row (R14 its start),
-// R12 the activations' quants, BX the packed side data, DX the output
-// (R8 = 4·stride).
+// The arithmetic of dotQ4_KGeneric (the reference's repacked kernels) for
+// each row and activation: lane b of X10 is activation b's chain acc, lane b
+// of X11 its minimum chain accm, negated, so that the result is X10 + X11.
+// The head of each super-block (its scales and mins unpacked with vector
+// instructions, the minimums, the products of the scales; Q4K_HEAD_AHEAD)
+// is done during the runs of the super-block before it, so that its long
+// chain of latencies overlaps work instead of holding up the runs (the
+// products at 64(SP) are copied to 80(SP) for the super-block's own end).
+// SI walks the row (R14 its start), R12 the activations' quants, BX the
+// packed side data, DX the output (R8 = 4·stride).
 TEXT ·dotQ4_KRowsActs4AVX2(SB), NOSPLIT, $96-64
 	MOVQ w+0(FP), R14
 	MOVQ p+24(FP), R8
@@ -1357,17 +1057,13 @@ TEXT ·dotQ4_KRowsActs4AVX2(SB), NOSPLIT, $96-64
 	MOVQ rows+16(FP), R13
 
 q4kRowsActs4Row:
-	MOVQ    R14, SI
-	MOVQ    pk+32(FP), BX
-	MOVQ    nb+40(FP), CX
-	XORQ    R12, R12
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	VXORPS  Y12, Y12, Y12
-	VXORPS  Y14, Y14, Y14
-	VMOVUPS Y10, 0(SP)
-	VMOVUPS Y10, 32(SP)
-	Q4K_HEAD_AHEAD(0, 0(SP), 32(SP), 64(SP))
+	MOVQ   R14, SI
+	MOVQ   pk+32(FP), BX
+	MOVQ   nb+40(FP), CX
+	XORQ   R12, R12
+	VXORPS X10, X10, X10
+	VXORPS X11, X11, X11
+	Q4K_HEAD_AHEAD(0, 0, 64(SP))
 
 q4kRowsActs4Block:
 	VMOVUPS 64(SP), X15
@@ -1378,7 +1074,7 @@ q4kRowsActs4Block:
 	Q4K_RUN4_IDX(1, Y8)
 	CMPQ    CX, $1
 	JEQ     q4kRowsActs4Last
-	Q4K_HEAD_AHEAD(144, 0(SP), 32(SP), 64(SP))
+	Q4K_HEAD_AHEAD(144, 80, 64(SP))
 
 q4kRowsActs4Last:
 	NIBBLES_MEM(48)
@@ -1390,39 +1086,23 @@ q4kRowsActs4Last:
 	NIBBLES_MEM(112)
 	Q4K_RUN4_IDX(6, Y7)
 	Q4K_RUN4_IDX(7, Y8)
-	K_ACC_FRAME(80(SP), Y3, Y10)
-	K_ACC_FRAME(84(SP), Y4, Y11)
-	K_ACC_FRAME(88(SP), Y5, Y12)
-	K_ACC_FRAME(92(SP), Y6, Y14)
+	Q4K_ACC4(80(SP))
 	ADDQ $144, SI
 	ADDQ $256, R12
-	ADDQ $144, BX
+	ADDQ $80, BX
 	DECQ CX
 	JNZ  q4kRowsActs4Block
 
-	VMOVUPS      0(SP), Y13
-	VMOVUPS      32(SP), Y15
-	MINS4_SUMS(Y13)
-	MINS4_SUMS(Y15)
-	HSUM8_TO(Y10, X10, X10, X0)
-	VADDSS       X13, X10, X10
-	VMOVSS       X10, (DX)
-	HSUM8_TO(Y11, X11, X11, X0)
-	VEXTRACTF128 $1, Y13, X13
-	VADDSS       X13, X11, X11
-	VMOVSS       X11, (DX)(R8*1)
-	HSUM8_TO(Y12, X12, X12, X0)
-	VADDSS       X15, X12, X12
-	VMOVSS       X12, (DX)(R8*2)
-	HSUM8_TO(Y14, X14, X14, X0)
-	VEXTRACTF128 $1, Y15, X15
-	VADDSS       X15, X14, X14
-	LEAQ         (R8)(R8*2), AX
-	VMOVSS       X14, (DX)(AX*1)
-	ADDQ         $4, DX
-	ADDQ         rowBytes+8(FP), R14
-	DECQ         R13
-	JNZ          q4kRowsActs4Row
+	VADDPS     X11, X10, X10
+	VMOVSS     X10, (DX)
+	VEXTRACTPS $1, X10, (DX)(R8*1)
+	VEXTRACTPS $2, X10, (DX)(R8*2)
+	LEAQ       (R8)(R8*2), AX
+	VEXTRACTPS $3, X10, (DX)(AX*1)
+	ADDQ       $4, DX
+	ADDQ       rowBytes+8(FP), R14
+	DECQ       R13
+	JNZ        q4kRowsActs4Row
 	VZEROUPPER
 	RET
 

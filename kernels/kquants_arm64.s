@@ -131,15 +131,20 @@
 #define K4_SCALES_NEON \
 	VUXTL V9.B8, V9.H8
 
-// Q4_K_MINS_TO accumulates the four min lanes of Q4_K: Va += Ff · (m0+m1,
-// m2+m3, m4+m5, m6+m7) with Vm0 = m0…m3, Vm1 = m4…m7 (int32; Vm0 is
-// clobbered). Q4_K_MINS does it for V2, F7, V12 and V13.
-#define Q4_K_MINS_TO(m0, m1, f, a) \
-	ADDP_S(m0, m0, m1); \
-	SCVTF_S(m0, m0); \
-	DUP_S0(f, f); \
-	FMLA_S(a, m0, f)
-#define Q4_K_MINS Q4_K_MINS_TO(12, 13, 7, 2)
+// Q4_K follows the reference's repacked kernels (dotQ4_KGeneric): the eight
+// integer lanes of a super-block and its eight min products are each summed
+// to one exact int32 and taken into a scalar float chain with one fused
+// multiply-add. K4_INT_FMA does it: Fa += Ff · float32(Σ of the lanes Vl0,
+// Vl1) (int32; Vl0 is clobbered). Q4_K_MINS takes the min products V12, V13
+// into the chain F2 (F7 = −dmin_w·d_a, so F2 is the negated accm), and
+// Q4_K_ACCUM the lanes V24, V25 into F0 (F6 = d_w·d_a).
+#define K4_INT_FMA(l0, l1, f, a) \
+	ADD_S(l0, l0, l1); \
+	ADDV_S(l0, l0); \
+	SCVTF_S1(l0, l0); \
+	FMADD_S1(a, l0, f, a)
+#define Q4_K_MINS K4_INT_FMA(12, 13, 7, 2)
+#define Q4_K_ACCUM K4_INT_FMA(24, 25, 6, 0)
 
 // Q5_K_MINS accumulates the minimums of Q5_K in one float: F2 += F7 · Σ m.
 #define Q5_K_MINS \
@@ -183,21 +188,15 @@
 	Q5_HIGH(opE, nE, V18.B16, V19.B16); \
 	Q5_HIGH(opO, nO, V20.B16, V21.B16)
 
-// Q4_K_RESULT_OF sets Fa0 to hsum8 of Va0, Va1 plus the min lanes Va2 added
-// as (m0+m2)+(m1+m3), clobbering Vt; Q4_K_RESULT that of V0, V1, V2 (V3).
-#define Q4_K_RESULT_OF(a0, a1, a2, t) \
-	EXT8(t, a2, a2); \
-	FADD_S(a2, a2, t); \
-	FADDP_S1(a2, a2); \
-	HSUM8(a0, a1); \
-	FADD_S1(a0, a0, a2)
-#define Q4_K_RESULT Q4_K_RESULT_OF(0, 1, 2, 3)
+// Q4_K_RESULT sets F0 to acc − accm, F0 + F2.
+#define Q4_K_RESULT FADD_S1(0, 0, 2)
 
 // K4_DOT is the body of a Q4_K or Q5_K dot: consts sets the constants,
 // mins accumulates the minimums, qh loads the fifth bits (Q5_K), chunk0…3
 // load the quants of runs 0…7, scales widens the scales for runs(k), the runs
-// of chunk k, and result sets F0 to the sum.
-#define K4_DOT(consts, mins, qh, chunk0, chunk1, chunk2, chunk3, scales, runs, result) \
+// of chunk k, accum takes the integer lanes into the float accumulators, and
+// result sets F0 to the sum.
+#define K4_DOT(consts, mins, qh, chunk0, chunk1, chunk2, chunk3, scales, runs, accum, result) \
 	K_PROLOGUE; \
 	consts; \
 loop: \
@@ -213,7 +212,7 @@ loop: \
 	runs(2); \
 	chunk3; \
 	runs(3); \
-	LANES_ACCUM; \
+	accum; \
 	SUBS $1, R4, R4; \
 	BNE  loop; \
 	result
@@ -228,7 +227,7 @@ TEXT ·dotQ4_KNEON(SB), NOSPLIT, $0-44
 	MOVD d+16(FP), R2
 	MOVD bsums+24(FP), R3
 	MOVD nb+32(FP), R4
-	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_NEON, K4_RUNS_NEON, Q4_K_RESULT)
+	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_NEON, K4_RUNS_NEON, Q4_K_ACCUM, Q4_K_RESULT)
 	FMOVS F0, ret+40(FP)
 	RET
 
@@ -239,7 +238,7 @@ TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
 	MOVD d+16(FP), R2
 	MOVD bsums+24(FP), R3
 	MOVD nb+32(FP), R4
-	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_SDOT, K4_RUNS_SDOT, Q4_K_RESULT)
+	K4_DOT(Q4_K_CONSTS, Q4_K_MINS, NOP, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_CHUNK, K4_SCALES_SDOT, K4_RUNS_SDOT, Q4_K_ACCUM, Q4_K_RESULT)
 	FMOVS F0, ret+40(FP)
 	RET
 
@@ -255,7 +254,7 @@ TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
 // Register use: R0 weights, R1…R4 the activations' quants, R11…R14 their
 // scales, R15, R16, R17, R19 their bsums, R20 super-blocks left, R21 the
 // eight mins (bytes), R22 out; R5…R10 K4_UNPACK's. Activation b has the
-// float accumulators V(3b), V(3b+1) (lanes) and V(3b+2) (mins) and the
+// scalar float chains F(3b) (acc) and F(3b+2) (mins; V(3b+1) is unused) and the
 // integer lanes V(16+2b), V(17+2b). V12 (and V13 for SDOT) hold the scales,
 // V24…V27 the weights of a chunk (two runs), V14, V15 the activation quants
 // of a run; V28, V29 (and V30, V13 for NEON) are the runs' temporaries, V31 =
@@ -324,9 +323,9 @@ TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
 	VUXTL2 V26.H8, V26.S4
 
 // K4A_ACT_TAIL accumulates one activation's super-block as K4_HEAD,
-// Q4_K_MINS and LANES_ACCUM do: its scale at d and bsums at bs (advancing
-// them), its lanes Vl0, Vl1 (cleared for the next super-block), its
-// accumulators Va0, Va1, Va2.
+// Q4_K_MINS and Q4_K_ACCUM do: its scale at d and bsums at bs (advancing
+// them), its lanes Vl0, Vl1 (cleared for the next super-block), its scalar
+// chains Fa0 (acc) and Fa2 (the negated accm).
 #define K4A_ACT_TAIL(d, bs, l0, l1, a0, a1, a2) \
 	FMOVS.P 4(d), F28; \
 	FMULS   F24, F28, F29; \
@@ -337,8 +336,8 @@ TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-44
 	SADDLP_H(15, 15); \
 	MUL_S(14, 27, 14); \
 	MUL_S(15, 26, 15); \
-	Q4_K_MINS_TO(14, 15, 30, a2); \
-	LANES_ACCUM_TO(l0, l1, 29, a0, a1); \
+	K4_INT_FMA(14, 15, 30, a2); \
+	K4_INT_FMA(l0, l1, 29, a0); \
 	ZERO(l0); \
 	ZERO(l1)
 
@@ -364,10 +363,10 @@ loop: \
 	K4A_ACT_TAIL(R14, R19, 22, 23, 9, 10, 11); \
 	SUBS $1, R20, R20; \
 	BNE  loop; \
-	Q4_K_RESULT_OF(0, 1, 2, 28); \
-	Q4_K_RESULT_OF(3, 4, 5, 28); \
-	Q4_K_RESULT_OF(6, 7, 8, 28); \
-	Q4_K_RESULT_OF(9, 10, 11, 28); \
+	FADD_S1(0, 0, 2); \
+	FADD_S1(3, 3, 5); \
+	FADD_S1(6, 6, 8); \
+	FADD_S1(9, 9, 11); \
 	ACTS4_STORE(F0, F3, F6, F9)
 
 // ACTS4_BSUMS loads the bsums pointers of the four activations of an
@@ -425,7 +424,7 @@ TEXT ·dotQ5_KNEON(SB), NOSPLIT, $0-44
 	MOVD d+16(FP), R2
 	MOVD bsums+24(FP), R3
 	MOVD nb+32(FP), R4
-	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_NEON, K4_RUNS_NEON, Q5_K_RESULT)
+	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_NEON, K4_RUNS_NEON, LANES_ACCUM, Q5_K_RESULT)
 	FMOVS F0, ret+40(FP)
 	RET
 
@@ -436,7 +435,7 @@ TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-44
 	MOVD d+16(FP), R2
 	MOVD bsums+24(FP), R3
 	MOVD nb+32(FP), R4
-	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_SDOT, K4_RUNS_SDOT, Q5_K_RESULT)
+	K4_DOT(Q5_K_CONSTS, Q5_K_MINS, Q5_K_QH, Q5_CHUNK0, Q5_CHUNK1, Q5_CHUNK2, Q5_CHUNK3, K4_SCALES_SDOT, K4_RUNS_SDOT, LANES_ACCUM, Q5_K_RESULT)
 	FMOVS F0, ret+40(FP)
 	RET
 

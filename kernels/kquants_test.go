@@ -343,11 +343,16 @@ func TestKQuantDotIntegerExact(t *testing.T) {
 //	lane t = Σ over runs c of 32 values of Σ_{j=4t}^{4t+3} (scale·q)[32c+j]·qa[32c+j]
 //	Q2_K:       acc[t] = fma(−d_a·dmin, min[2t]·bsum[2t] + min[2t+1]·bsum[2t+1], acc[t])
 //	all:        acc[t] = fma(d_a·d, lane t, acc[t])
-//	Q4_K:       accm[k] = fma(−d_a·dmin, Σ over sub-blocks 2k, 2k+1 of min·bsum, accm[k])
 //	Q5_K:       summs = fma(−d_a·dmin, Σ over all sub-blocks of min·bsum, summs)
 //
 // and at the end ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)), plus
-// (accm0+accm2)+(accm1+accm3) for Q4_K or summs for Q5_K.
+// summs for Q5_K. Q4_K follows the reference's repacked kernels instead, two
+// scalar chains over the super-blocks:
+//
+//	Q4_K:       acc = fma(d_a·d, Σ_j (scale·q)[j]·qa[j], acc)
+//	            accm = fma(d_a·dmin, Σ over all sub-blocks of min·bsum, accm)
+//
+// and the result acc − accm.
 func refOrderKDot(typ Type, w []byte, a *Activation) float32 {
 	n, bb := a.N, typ.BlockBytes()
 	offs := kFactorOffsets[typ]
@@ -369,9 +374,9 @@ func refOrderKDot(typ Type, w []byte, a *Activation) float32 {
 		negMin = withFactors(0, halfOne)
 	}
 	var (
-		acc   [8]float32
-		accm  [4]float32
-		summs float32
+		acc         [8]float32
+		summs       float32
+		acc4, accm4 float32 // Q4_K
 	)
 	for i := range n / QKK {
 		blk := w[i*bb : (i+1)*bb]
@@ -385,15 +390,22 @@ func refOrderKDot(typ Type, w []byte, a *Activation) float32 {
 		if offs[1] >= 0 {
 			dmin = -(da * FP16ToFP32(binary.LittleEndian.Uint16(blk[offs[1]:])))
 		}
+		if typ == Q4_K {
+			var is, im int32
+			for j := range QKK {
+				is += int32(sq[i*QKK+j]) * int32(a.Qs[i*QKK+j])
+			}
+			for s := range 8 {
+				im += minOf(2*s) * (bsum(2*s) + bsum(2*s+1))
+			}
+			acc4 = exactFMA32(da*FP16ToFP32(binary.LittleEndian.Uint16(blk[offs[0]:])), float32(is), acc4)
+			accm4 = exactFMA32(-dmin, float32(im), accm4)
+			continue
+		}
 		switch typ {
 		case Q2_K:
 			for t := range acc {
 				acc[t] = exactFMA32(dmin, float32(minOf(2*t)*bsum(2*t)+minOf(2*t+1)*bsum(2*t+1)), acc[t])
-			}
-		case Q4_K:
-			for k := range accm {
-				m := minOf(4*k)*(bsum(4*k)+bsum(4*k+1)) + minOf(4*k+2)*(bsum(4*k+2)+bsum(4*k+3))
-				accm[k] = exactFMA32(dmin, float32(m), accm[k])
 			}
 		case Q5_K:
 			var m int32
@@ -410,11 +422,11 @@ func refOrderKDot(typ Type, w []byte, a *Activation) float32 {
 			acc[t] = exactFMA32(d, float32(lanes[t]), acc[t])
 		}
 	}
+	if typ == Q4_K {
+		return acc4 - accm4
+	}
 	sum := ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
-	switch typ {
-	case Q4_K:
-		sum += (accm[0] + accm[2]) + (accm[1] + accm[3])
-	case Q5_K:
+	if typ == Q5_K {
 		sum += summs
 	}
 	return sum

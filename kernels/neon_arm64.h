@@ -69,6 +69,12 @@
 #define FCVTN_H(d, n) WORD $(0x0e216800 | (n)<<5 | (d))
 #define FCVTN2_H(d, n) WORD $(0x4e216800 | (n)<<5 | (d))
 
+// add vd.4s, vn.4s, vm.4s; addv sd, vn.4s; fmadd sd, sn, sm, sa (d = a + n·m,
+// fused)
+#define ADD_S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))
+#define ADDV_S(d, n) WORD $(0x4eb1b800 | (n)<<5 | (d))
+#define FMADD_S1(d, n, m, a) WORD $(0x1f000000 | (m)<<16 | (a)<<10 | (n)<<5 | (d))
+
 // fadd, fmul, faddp vd.4s, vn.4s, vm.4s; fmul vd.4s, vn.4s, vm.s[i]
 #define FADD_S(d, n, m) WORD $(0x4e20d400 | (m)<<16 | (n)<<5 | (d))
 #define FMUL_S(d, n, m) WORD $(0x6e20dc00 | (m)<<16 | (n)<<5 | (d))
