@@ -29,18 +29,18 @@ const (
 // calls did not take (Answer.Text), and the transports send what of it has
 // not streamed.
 type callSplitter struct {
-	trigger string
 	phase   callPhase
-	held    string
+	held    string      // whitespace before a syntax without trigger decides
+	trigger StopMatcher // the trigger, held back while it may be forming
 	out     func(string) error
 }
 
 // newCallSplitter returns a splitter for syntax syn that passes the text
 // that streams to out.
 func newCallSplitter(syn toolcall.Syntax, out func(string) error) *callSplitter {
-	c := &callSplitter{trigger: syn.Trigger(), out: out}
-	if c.trigger != "" {
-		c.phase = callsText
+	c := &callSplitter{out: out}
+	if t := syn.Trigger(); t != "" {
+		c.phase, c.trigger.Stops = callsText, []string{t}
 	}
 	return c
 }
@@ -68,20 +68,11 @@ func (c *callSplitter) feed(s string) error {
 		c.phase, c.held = callsText, ""
 		return c.send(buf)
 	}
-	if c.trigger == "" {
-		return c.send(s)
+	text, begun := c.trigger.Feed(s)
+	if begun {
+		c.phase = callsBegun
 	}
-	buf := s
-	if c.held != "" {
-		buf = c.held + s
-	}
-	if i := strings.Index(buf, c.trigger); i >= 0 {
-		c.phase, c.held = callsBegun, ""
-		return c.send(buf[:i])
-	}
-	k := partialSuffix(buf, c.trigger)
-	c.held = buf[len(buf)-k:]
-	return c.send(buf[:len(buf)-k])
+	return c.send(text)
 }
 
 // flush ends the answer: held bytes that did not become a trigger are text.
@@ -89,7 +80,7 @@ func (c *callSplitter) flush() error {
 	if c.phase == callsBegun {
 		return nil
 	}
-	h := c.held
+	h := c.held + c.trigger.Flush()
 	c.held = ""
 	return c.send(h)
 }
@@ -99,15 +90,4 @@ func (c *callSplitter) send(s string) error {
 		return nil
 	}
 	return c.out(s)
-}
-
-// partialSuffix returns the length of the longest proper prefix of mark
-// that s ends with.
-func partialSuffix(s, mark string) int {
-	for k := min(len(s), len(mark)-1); k > 0; k-- {
-		if strings.HasSuffix(s, mark[:k]) {
-			return k
-		}
-	}
-	return 0
 }

@@ -214,15 +214,12 @@ func (g *Generator) prefill(ctx context.Context, prompt []int32, progress func()
 	if progress == nil {
 		return s.Prefill(ctx, prompt, true)
 	}
-	step := s.MaxBatch()
-	for len(prompt) > step {
-		if _, err := s.Prefill(ctx, prompt[:step], false); err != nil {
-			return nil, err
-		}
-		progress()
-		prompt = prompt[step:]
+	// Whole batches first, then the last (1 to MaxBatch tokens) with logits.
+	last := (len(prompt) - 1) / s.MaxBatch() * s.MaxBatch()
+	if err := g.prefillPart(ctx, prompt[:last], progress); err != nil {
+		return nil, err
 	}
-	logits, err := s.Prefill(ctx, prompt, true)
+	logits, err := s.Prefill(ctx, prompt[last:], true)
 	if err == nil {
 		progress()
 	}
