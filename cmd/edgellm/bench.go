@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 
 	"github.com/edgellm/edgellm/inference"
@@ -22,6 +24,7 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	reps := fs.Int("r", 3, "repetitions of each test")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	bwMiB := fs.Int64("bw-mib", 0, "measure the bandwidth on a buffer of this many MiB (default: the model's tensor data when they are at least 512 MiB, else a buffer that large; -1: skip)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (pprof format) to `FILE`")
 	bwTime := fs.Duration("bw-time", 5*time.Second, "measure the bandwidth for `DURATION` in all, in passes after each repetition")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -42,6 +45,17 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	opts := bench.Options{Threads: *threads, Reps: *reps, BandwidthBytes: *bwMiB << 20, BandwidthTime: *bwTime}
 	// Zero means "default" to bench.Options; a test that is skipped is -1 there.
 	opts.PromptTokens, opts.GenTokens = orSkip(*prompt), orSkip(*gen)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	r, err := bench.Run(ctx, *model, m, opts)
