@@ -13,3 +13,11 @@ func rowsActsAccel(Type, []byte, int, int, []Activation, []kPack4, []float32, in
 
 // packsActs4 reports that no kernel reads packed activations (kPack4).
 func packsActs4(Type) bool { return false }
+
+// packsActs8 reports that no kernel takes eight packed activations.
+func packsActs8(Type) bool { return false }
+
+// rowsActs8 is never called: packsActs8 is false.
+func rowsActs8(Type, []byte, int, int, []byte, int, []float32, int) {
+	panic("kernels: no kernel of eight activations")
+}

@@ -287,6 +287,33 @@ func packsActs4(t Type) bool {
 	return t == Q4_K && active >= tierAVX2
 }
 
+// packsActs8 reports whether the active tier has a kernel of rows × eight
+// activations packed by packActs8 for t: Q8_0 at tierAVX2 (tierAVX512 has
+// its tiles of rows × four).
+func packsActs8(t Type) bool {
+	return t == Q8_0 && active == tierAVX2
+}
+
+// rowsActs8 sets out[b·stride + k] to DotRow(t, row k of w, activation b)
+// for the rows k < rows (rowBytes apart in w) and the eight activations
+// packed in pk (nb blocks, packActs8); packsActs8(t) must hold.
+func rowsActs8(t Type, w []byte, rowBytes, rows int, pk []byte, nb int, out []float32, stride int) {
+	if rows <= 0 {
+		return
+	}
+	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
+	_ = pk[nb*pack8BlockBytes-1]
+	_ = out[7*stride+rows-1]
+	dotQ8_0RowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
+}
+
+// dotQ8_0RowsActs8AVX2 sets out[b·stride + k] to dotQ8_0Generic of the row
+// of nb blocks at w + k·rowBytes with activation b of the group packed at pk
+// (packActs8), for k < rows and b < 8, with AVX2.
+//
+//go:noescape
+func dotQ8_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+
 // dotQ4_KRowsActs4AVX2 reads a kPack4 as 80 bytes, the scales at 0 and the
 // pairs at 16; this fails to compile if the layout changes.
 var _ = [1]struct{}{}[unsafe.Sizeof(kPack4{})-80]

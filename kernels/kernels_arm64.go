@@ -612,3 +612,11 @@ func roundFP16Accel(dst, src []float32) int {
 //
 //go:noescape
 func roundFP16NEON(dst, src *float32, n int)
+
+// packsActs8 reports that no kernel takes eight packed activations.
+func packsActs8(Type) bool { return false }
+
+// rowsActs8 is never called: packsActs8 is false.
+func rowsActs8(Type, []byte, int, int, []byte, int, []float32, int) {
+	panic("kernels: no kernel of eight activations")
+}

@@ -1301,3 +1301,91 @@ q80tile8Loop:
 	HSUM8_HALVES(Z31, Y31, 108, 124)
 	VZEROUPPER
 	RET
+
+// ACC += lanes of the weights in Y1 (|w| in Y2) with activation b of the
+// packed block at DI (quants at 32b), scaled by the product b stored at
+// prod-32(SP)+4b, in the operations of Q8_0_LANES_ACT.
+#define Q8_0_LANES_PACKED(b, ACC) \
+	VMOVDQU      (32*b)(DI), Y3; \
+	VPSIGNB      Y1, Y3, Y3; \
+	VPMADDUBSW   Y3, Y2, Y3; \
+	VPMADDWD     Y14, Y3, Y3; \
+	VCVTDQ2PS    Y3, Y3; \
+	VBROADCASTSS prod-(32-4*b)(SP), Y12; \
+	VFMADD231PS  Y3, Y12, ACC
+
+// func dotQ8_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+//
+// Sets out[b·stride + k] to dotQ8_0Generic of the row of nb blocks at
+// w + k·rowBytes with activation b of the eight packed at pk (packActs8: per
+// block 8×32 quants, then 8 float32 scales), k < rows. Per block the eight
+// products of the weight scale with the activations' scales are one vector
+// product, stored on the stack and broadcast from there: the same float32
+// products as dotQ8_0RowsActs4AVX2's, with half its per-block work per
+// activation (the weight block unpacked once for eight).
+TEXT ·dotQ8_0RowsActs8AVX2(SB), NOSPLIT, $32-56
+	DWORDS(0x00010001, Y14, X14)
+	MOVQ w+0(FP), R14
+	MOVQ out+40(FP), AX
+	MOVQ stride+48(FP), R15
+	SHLQ $2, R15
+	LEAQ (R15)(R15*2), R13 // 3·stride
+	LEAQ (R15)(R15*4), R12 // 5·stride
+
+q80rowsActs8Row:
+	MOVQ   R14, SI
+	MOVQ   pk+24(FP), DI
+	MOVQ   nb+32(FP), CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+q80rowsActs8Block:
+	VMOVDQU      2(SI), Y1
+	VPSIGNB      Y1, Y1, Y2
+	VPBROADCASTW (SI), X0
+	VCVTPH2PS    X0, Y0
+	VMULPS       256(DI), Y0, Y0
+	VMOVUPS      Y0, prod-32(SP)
+	Q8_0_LANES_PACKED(0, Y4)
+	Q8_0_LANES_PACKED(1, Y5)
+	Q8_0_LANES_PACKED(2, Y6)
+	Q8_0_LANES_PACKED(3, Y7)
+	Q8_0_LANES_PACKED(4, Y8)
+	Q8_0_LANES_PACKED(5, Y9)
+	Q8_0_LANES_PACKED(6, Y10)
+	Q8_0_LANES_PACKED(7, Y11)
+	ADDQ $34, SI
+	ADDQ $288, DI
+	DECQ CX
+	JNZ  q80rowsActs8Block
+
+	MOVQ   AX, BX
+	HSUM8_TO(Y4, X4, X4, X0)
+	VMOVSS X4, (BX)
+	HSUM8_TO(Y5, X5, X5, X0)
+	VMOVSS X5, (BX)(R15*1)
+	HSUM8_TO(Y6, X6, X6, X0)
+	VMOVSS X6, (BX)(R15*2)
+	HSUM8_TO(Y7, X7, X7, X0)
+	VMOVSS X7, (BX)(R13*1)
+	HSUM8_TO(Y8, X8, X8, X0)
+	VMOVSS X8, (BX)(R15*4)
+	HSUM8_TO(Y9, X9, X9, X0)
+	VMOVSS X9, (BX)(R12*1)
+	LEAQ   (BX)(R13*2), BX // 6·stride
+	HSUM8_TO(Y10, X10, X10, X0)
+	VMOVSS X10, (BX)
+	HSUM8_TO(Y11, X11, X11, X0)
+	VMOVSS X11, (BX)(R15*1)
+	ADDQ   $4, AX
+	ADDQ   rowBytes+8(FP), R14
+	DECQ   rows+16(FP)
+	JNZ    q80rowsActs8Row
+	VZEROUPPER
+	RET

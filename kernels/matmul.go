@@ -1,5 +1,10 @@
 package kernels
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // Matrix × matrix products for batches of activations (prompt prefill): each
 // weight row is brought into cache once and multiplied with every activation
 // of the batch, so a batch of B tokens reads the weights from memory once
@@ -15,6 +20,10 @@ const (
 	// tile's rows; a kernel dotting one row with this many activations at
 	// once can replace the loop in dotRowActs.
 	matMulActGroup = 4
+	// matMulActGroup8 is the group size of the kernels that take eight
+	// activations packed together (packsActs8): the rows of a tile go
+	// through them eight activations at a time, the rest four at a time.
+	matMulActGroup8 = 8
 	// matMulRowGroup is the number of rows that kernels multiplying several
 	// rows with the group of activations at once take; a tile has a multiple
 	// of it (at least one group, even when that exceeds matMulTileBytes).
@@ -35,6 +44,11 @@ type MatMulJob struct {
 	// tier's kernels for t read it (packBlocks 0 otherwise).
 	pack       []kPack4
 	packBlocks int
+	// pack8 holds each full group of eight activations interleaved
+	// (packActs8), pack8Blocks blocks per group, when the active tier has
+	// kernels of eight activations for t (pack8Blocks 0 otherwise).
+	pack8       []byte
+	pack8Blocks int
 }
 
 // Do computes rows [lo, hi) of the weight matrix against every activation.
@@ -46,7 +60,13 @@ func (j *MatMulJob) Do(lo, hi int) {
 	tile := max(matMulRowGroup, matMulTileBytes/j.rowBytes) &^ (matMulRowGroup - 1)
 	for r0 := lo; r0 < hi; r0 += tile {
 		r1 := min(r0+tile, hi)
-		for b0 := 0; b0 < len(j.acts); b0 += matMulActGroup {
+		for b0 := 0; b0 < len(j.acts); {
+			if nb := j.pack8Blocks; nb > 0 && b0+matMulActGroup8 <= len(j.acts) {
+				g := b0 / matMulActGroup8
+				rowsActs8(j.t, j.w[r0*j.rowBytes:], j.rowBytes, r1-r0, j.pack8[g*nb*pack8BlockBytes:(g+1)*nb*pack8BlockBytes], nb, j.out[b0*j.rows+r0:], j.rows)
+				b0 += matMulActGroup8
+				continue
+			}
 			acts := j.acts[b0:min(b0+matMulActGroup, len(j.acts))]
 			var pk []kPack4
 			if nb := j.packBlocks; nb > 0 && len(acts) == matMulActGroup {
@@ -61,6 +81,7 @@ func (j *MatMulJob) Do(lo, hi int) {
 				dotRowActs(j.t, j.w[r*j.rowBytes:(r+1)*j.rowBytes], acts, j.out[b0*j.rows+r:], j.rows)
 				r++
 			}
+			b0 += len(acts)
 		}
 	}
 }
@@ -90,9 +111,10 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	pack := job.pack
+	pack, pack8 := job.pack, job.pack8
 	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out}
 	job.pack, job.packBlocks = packActs4(t, acts, pack)
+	job.pack8, job.pack8Blocks = packActs8(t, acts, pack8)
 	p.Run(rows, 16, job)
 }
 
@@ -106,13 +128,7 @@ func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
 	if groups == 0 || !packsActs4(t) {
 		return pack[:0], 0
 	}
-	n := acts[0].N
-	nb := n / QKK
-	for i := range acts {
-		if acts[i].N != n || acts[i].Kind != Q8_K {
-			return pack[:0], 0
-		}
-	}
+	nb := packableBlocks(acts, Q8_K, QKK)
 	if nb == 0 {
 		return pack[:0], 0
 	}
@@ -121,4 +137,55 @@ func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
 		packKActs4(pack[g*nb:(g+1)*nb], acts[g*matMulActGroup:(g+1)*matMulActGroup])
 	}
 	return pack, nb
+}
+
+// pack8BlockBytes is the size of one block of a group of eight Q8_0
+// activations interleaved (packActs8): the eight activations' 32 quants, one
+// after the other, then their eight scales as float32.
+const pack8BlockBytes = matMulActGroup8*QK + matMulActGroup8*4
+
+// packActs8 fills pack with each full group of eight activations of acts
+// interleaved block by block (pack8BlockBytes per block) when the active
+// tier has kernels of eight activations for t (packsActs8), and returns it
+// with the number of blocks per group; otherwise pack emptied and 0. The
+// eight scales of a block side by side let a kernel multiply them with the
+// weight block's scale in one vector product; one pointer walks all eight
+// activations. It runs once per product, before the rows are split over
+// the threads.
+func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
+	groups := len(acts) / matMulActGroup8
+	if groups == 0 || !packsActs8(t) {
+		return pack[:0], 0
+	}
+	nb := packableBlocks(acts, Q8_0, QK)
+	if nb == 0 {
+		return pack[:0], 0
+	}
+	pack = grow(pack, groups*nb*pack8BlockBytes)
+	for g := range groups {
+		group := acts[g*matMulActGroup8 : (g+1)*matMulActGroup8]
+		for i := range nb {
+			blk := pack[(g*nb+i)*pack8BlockBytes:][:pack8BlockBytes]
+			for b := range group {
+				a := &group[b]
+				for k, q := range a.Qs[i*QK : (i+1)*QK] {
+					blk[b*QK+k] = byte(q)
+				}
+				binary.LittleEndian.PutUint32(blk[matMulActGroup8*QK+4*b:], math.Float32bits(a.D[i]))
+			}
+		}
+	}
+	return pack, nb
+}
+
+// packableBlocks returns the number of blocks of block values of the
+// activations of acts when they all have one length and the kind kind, else 0.
+func packableBlocks(acts []Activation, kind Type, block int) int {
+	n := acts[0].N
+	for i := range acts {
+		if acts[i].N != n || acts[i].Kind != kind {
+			return 0
+		}
+	}
+	return n / block
 }

@@ -49,7 +49,7 @@ func TestMatMulMatchesDotRow(t *testing.T) {
 			defer p.Close()
 			for _, typ := range weightTypes {
 				w, rowBytes := randomMatrix(r, typ, rows, n)
-				for _, b := range []int{1, 3, 4, 5, 9} {
+				for _, b := range []int{1, 3, 4, 5, 9, 13, 16} { // 8 and more: the kernels of eight activations where the tier has them
 					acts := randomActivations(r, typ.ActivationKind(), b, n)
 					out := make([]float32, b*rows)
 					for i := range out {

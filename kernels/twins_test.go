@@ -761,7 +761,7 @@ func TestTwinMatMul(t *testing.T) {
 					w = append(w, twinWeights(r, tw.typ, n, twinScaleStyles[(i+k)%len(twinScaleStyles)])...)
 				}
 				rowBytes := len(w) / rows
-				for _, batch := range []int{4, 9} {
+				for _, batch := range []int{4, 9, 20} {
 					acts := make([]Activation, batch)
 					for b := range acts {
 						acts[b] = *shifted(twinActivation(r, tw.typ, n, twinActivationStyles[(b+i)%len(twinActivationStyles)]), 3*b+i)
