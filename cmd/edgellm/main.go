@@ -10,7 +10,7 @@
 //		[--tools FILE.json] [--no-generation-prompt] [--think] [--date YYYY-MM-DD]
 //	edgellm info MODEL [-c CTX] [--tensors]
 //	edgellm synth --shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]
-//	edgellm bench -m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]
+//	edgellm bench -m MODEL [-p 64] [-n 32] [-d DEPTH] [-j THREADS] [-r REPS] [--json]
 //	edgellm serve [--config FILE] [--check] [--debug]
 //	edgellm pull NAME|URL [-o DIR] [--sha256 HEX] | pull --list
 //	edgellm send [--broker URL] [--node N] [--base B] [-n MAX] [-t TEMP] [--timeout D] [PROMPT...]
@@ -133,14 +133,18 @@ model, for benchmarks without downloads.`,
 		},
 		{
 			name: "bench", summary: "measure prefill and decode speed against memory bandwidth",
-			synopsis: []string{"-m MODEL [-p 64] [-n 32] [-j THREADS] [-r REPS] [--json]"},
+			synopsis: []string{"-m MODEL [-p 64] [-n 32] [-d DEPTH] [-j THREADS] [-r REPS] [--json]"},
 			about: `Measures prefill and decode tokens per second of MODEL over -r repetitions,
 the bytes of weights decode streams per second, the machine's memory read
 bandwidth (median and spread of passes over the model's tensor data, or over a
 buffer when the model is small), and the decode stream as a share of that
-bandwidth (the roofline).`,
-			examples: []string{`edgellm bench -m /tmp/tl.gguf -p 64 -n 32 -j 2 -r 5`},
-			run:      cmdBench,
+bandwidth (the roofline). With -d DEPTH, each test runs after DEPTH random
+tokens already in the KV cache (prefilled untimed), as llama-bench -d does.`,
+			examples: []string{
+				`edgellm bench -m /tmp/tl.gguf -p 64 -n 32 -j 2 -r 5`,
+				`edgellm bench -m /tmp/tl.gguf -p 512 -n 32 -d 1024 -j 2 --json`,
+			},
+			run: cmdBench,
 		},
 		{
 			name: "serve", summary: "answer prompts over MQTT (the daemon)",

@@ -24,6 +24,12 @@ type Options struct {
 	Threads      int    // threads (0: the CPUs the process may use)
 	Reps         int    // repetitions of each test (default 3)
 	Seed         uint64 // seed of the random token ids
+	// Depth is the number of random tokens in the KV cache before each test
+	// (0: none), as llama-bench -d: they are prefilled, untimed, and the
+	// prefill test then consumes PromptTokens more at positions Depth…, the
+	// decode test GenTokens at positions Depth… (after the Depth tokens, not
+	// after the prefill test).
+	Depth int
 	// BandwidthBytes, when positive, is the size of a buffer that the
 	// bandwidth measurement reads instead of what it picks itself (the
 	// model's tensor data when they are large enough, see bandwidth.go);
@@ -32,6 +38,11 @@ type Options struct {
 	// BandwidthTime is how long the bandwidth measurement reads, in all
 	// (0: 5 s), shared out between the repetitions.
 	BandwidthTime time.Duration
+
+	// timed, when set (by tests), is called after each timed test with the
+	// test's name ("prefill" or "decode") and the state's positions before
+	// and after it.
+	timed func(test string, before, after int)
 }
 
 func (o *Options) defaults() {
@@ -110,6 +121,9 @@ type Report struct {
 	BandwidthWanted int64  `json:"bandwidth_wanted_bytes,omitempty"`
 	// Roofline is Streamed ÷ Bandwidth, in percent.
 	Roofline float64 `json:"roofline_percent"`
+	// Depth is the number of tokens in the KV cache before each test
+	// (Options.Depth).
+	Depth int `json:"depth"`
 }
 
 // WeightBytesPerToken returns the bytes of weights a decode step of m reads:
@@ -132,41 +146,55 @@ func WeightBytesPerToken(m *inference.Model) int64 {
 }
 
 // Run measures model m (loaded from the file named name): opts.Reps
-// repetitions of a prefill of opts.PromptTokens random tokens from an empty
-// context and of opts.GenTokens single-token decode steps from an empty
-// context, after one warm-up step; and the memory read bandwidth, in passes
-// after each repetition, so that it is measured over the same period as the
-// speeds it is compared with (see bandwidth.go).
+// repetitions of a prefill of opts.PromptTokens random tokens and of
+// opts.GenTokens single-token decode steps, each after opts.Depth random
+// tokens in the cache (none by default: from an empty context), after one
+// warm-up step; and the memory read bandwidth, in passes after each
+// repetition, so that it is measured over the same period as the speeds it is
+// compared with (see bandwidth.go). The depth tokens are prefilled untimed
+// before each test, or kept from the previous test when the state can rewind
+// to them (see inference.State.CanRewind).
 func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Report, error) {
 	opts.defaults()
 	opts.PromptTokens, opts.GenTokens = max(opts.PromptTokens, 0), max(opts.GenTokens, 0)
-	if opts.PromptTokens+opts.GenTokens == 0 || opts.Reps < 1 || opts.Threads < 0 {
+	if opts.PromptTokens+opts.GenTokens == 0 || opts.Reps < 1 || opts.Threads < 0 || opts.Depth < 0 {
 		return Report{}, fmt.Errorf("bench: invalid options %+v", opts)
 	}
 	c := &m.Config
+	longest := max(opts.PromptTokens, opts.GenTokens)
+	if n := opts.Depth + longest; c.NCtxTrain > 0 && n > c.NCtxTrain {
+		if opts.Depth > 0 {
+			return Report{}, fmt.Errorf("bench: depth %d + %d test tokens = %d positions, more than the model's context length of %d",
+				opts.Depth, longest, n, c.NCtxTrain)
+		}
+		return Report{}, fmt.Errorf("bench: %d test tokens, more than the model's context length of %d", longest, c.NCtxTrain)
+	}
 	r := Report{
 		Model: name, Arch: string(c.Arch), FileBytes: int64(m.File.Size), Types: m.TypeHistogram(),
-		Reps: opts.Reps, PromptTokens: opts.PromptTokens, GenTokens: opts.GenTokens,
+		Reps: opts.Reps, PromptTokens: opts.PromptTokens, GenTokens: opts.GenTokens, Depth: opts.Depth,
 		WeightBytesPerToken: WeightBytesPerToken(m),
 	}
 	for _, t := range m.File.Tensors {
 		r.Params += int64(t.Elements())
 	}
-	s, err := m.NewState(max(opts.PromptTokens, opts.GenTokens, 1), opts.Threads)
+	s, err := m.NewState(opts.Depth+max(longest, 1), opts.Threads)
 	if err != nil {
-		return r, err
+		return r, fmt.Errorf("bench: %w", err)
 	}
 	defer s.Close()
 	r.Threads = s.Threads()
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
-	tokens := make([]int32, max(opts.PromptTokens, opts.GenTokens))
+	tokens := make([]int32, longest+opts.Depth)
 	for i := range tokens {
 		tokens[i] = int32(rng.IntN(c.NVocab))
 	}
+	// The test tokens first, so that they are the same whatever the depth.
+	tokens, depth := tokens[:longest], tokens[longest:]
 	// Warm up: one step reads every matrix, paging the weights in.
 	if _, err := s.Forward(tokens[0], true); err != nil {
 		return r, err
 	}
+	s.Reset() // toDepth keeps what the state holds only when it is the depth tokens
 	var probe *bandwidthProbe
 	if opts.BandwidthBytes >= 0 {
 		buffer, want := probePlan(m, opts.BandwidthBytes)
@@ -174,25 +202,46 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 		defer probe.close()
 	}
 	g := inference.NewGenerator(s, m.Tokenizer)
+	timed := func(test string, n int, run func() error) (float64, error) {
+		if err := toDepth(ctx, s, depth); err != nil {
+			return 0, err
+		}
+		before := s.Pos()
+		start := time.Now()
+		if err := run(); err != nil {
+			return 0, fmt.Errorf("bench: %s test: %w", test, err)
+		}
+		tps := float64(n) / time.Since(start).Seconds()
+		if opts.timed != nil {
+			opts.timed(test, before, s.Pos())
+		}
+		return tps, nil
+	}
 	var prefill, decode []float64
 	for range opts.Reps {
 		if opts.PromptTokens > 0 {
-			s.Reset()
-			start := time.Now()
-			if _, err := g.Prefill(ctx, tokens[:opts.PromptTokens]); err != nil {
+			tps, err := timed("prefill", opts.PromptTokens, func() error {
+				_, err := g.Prefill(ctx, tokens[:opts.PromptTokens])
+				return err
+			})
+			if err != nil {
 				return r, err
 			}
-			prefill = append(prefill, float64(opts.PromptTokens)/time.Since(start).Seconds())
+			prefill = append(prefill, tps)
 		}
 		if opts.GenTokens > 0 {
-			s.Reset()
-			start := time.Now()
-			for _, id := range tokens[:opts.GenTokens] {
-				if _, err := s.Forward(id, true); err != nil {
-					return r, err
+			tps, err := timed("decode", opts.GenTokens, func() error {
+				for _, id := range tokens[:opts.GenTokens] {
+					if _, err := s.Forward(id, true); err != nil {
+						return err
+					}
 				}
+				return nil
+			})
+			if err != nil {
+				return r, err
 			}
-			decode = append(decode, float64(opts.GenTokens)/time.Since(start).Seconds())
+			decode = append(decode, tps)
 		}
 		if probe != nil {
 			probe.Read(opts.BandwidthTime / time.Duration(opts.Reps))
@@ -215,4 +264,22 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 		r.Roofline = 100 * r.Streamed / r.Bandwidth
 	}
 	return r, nil
+}
+
+// toDepth leaves s holding exactly the depth tokens: it rewinds to them when
+// the state holds them and can, and otherwise resets it and prefills them.
+// Without depth tokens it resets the state. A state of at least len(depth)
+// positions must hold the depth tokens first.
+func toDepth(ctx context.Context, s *inference.State, depth []int32) error {
+	if len(depth) > 0 && s.Pos() >= len(depth) && s.Rewind(len(depth)) {
+		return nil
+	}
+	s.Reset()
+	if len(depth) == 0 {
+		return nil
+	}
+	if _, err := s.Prefill(ctx, depth, false); err != nil {
+		return fmt.Errorf("bench: prefill of the %d depth tokens: %w", len(depth), err)
+	}
+	return nil
 }

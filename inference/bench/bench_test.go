@@ -228,3 +228,82 @@ func TestRunSkipsAndRejects(t *testing.T) {
 		t.Error("cancelled run succeeded")
 	}
 }
+
+// With a depth, every timed test starts with the depth tokens in the cache
+// and ends that many positions further on, whether the state rewinds to them
+// (full KV caches) or refills them (tiny's llama; gemma3's sliding-window
+// rings and lfm2's convolution states cannot rewind), and the report names
+// the depth.
+func TestRunDepth(t *testing.T) {
+	for _, file := range []string{"tiny-q8_0.gguf", "gemma3-tiny-q8_0.gguf", "lfm2-tiny-q8_0.gguf"} {
+		m := load(t, file)
+		const depth, prompt, gen, reps = 40, 9, 4, 2
+		runs := map[string]int{}
+		opts := Options{PromptTokens: prompt, GenTokens: gen, Reps: reps, Threads: 2, Depth: depth, BandwidthBytes: -1}
+		opts.timed = func(test string, before, after int) {
+			runs[test]++
+			want := map[string]int{"prefill": prompt, "decode": gen}[test]
+			if before != depth || after != depth+want {
+				t.Errorf("%s: %s from position %d to %d, want %d to %d", file, test, before, after, depth, depth+want)
+			}
+		}
+		r, err := Run(context.Background(), "tiny", m, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if runs["prefill"] != reps || runs["decode"] != reps || len(r.Prefill.Samples) != reps || len(r.Decode.Samples) != reps || r.Depth != depth {
+			t.Errorf("%s: tests run %v, report %+v", file, runs, r)
+		}
+		text := textOf(t, &r)
+		for _, s := range []string{"prefill 9 @ d40   ", "decode 4 @ d40   "} {
+			if !strings.Contains(text, s) {
+				t.Errorf("%s: text lacks %q:\n%s", file, s, text)
+			}
+		}
+		b, err := json.Marshal(&r)
+		if err != nil || !bytes.Contains(b, []byte(`"depth":40`)) {
+			t.Errorf("%s: JSON without the depth (%v): %s", file, err, b)
+		}
+	}
+	// Without a depth the tests start from an empty cache and the names
+	// and JSON say depth 0.
+	m := load(t, "tiny-q8_0.gguf")
+	opts := Options{PromptTokens: 3, GenTokens: 2, Reps: 1, BandwidthBytes: -1}
+	opts.timed = func(test string, before, after int) {
+		if before != 0 {
+			t.Errorf("%s from position %d without depth", test, before)
+		}
+	}
+	r, err := Run(context.Background(), "tiny", m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(&r)
+	if text := textOf(t, &r); strings.Contains(text, "@") || !strings.Contains(text, "prefill 3 ") || !bytes.Contains(b, []byte(`"depth":0`)) {
+		t.Errorf("no depth: %s\n%s", b, text)
+	}
+}
+
+// A depth that leaves no room for a test in the model's context (tiny's 512
+// tokens) is an error that names the numbers, as is a negative depth.
+func TestRunDepthBeyondContext(t *testing.T) {
+	m := load(t, "tiny-q8_0.gguf")
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Depth: 500, PromptTokens: 13, GenTokens: 2}, "depth 500 + 13 test tokens = 513 positions, more than the model's context length of 512"},
+		{Options{Depth: 600, PromptTokens: -1, GenTokens: 1}, "depth 600 + 1 test tokens = 601 positions, more than the model's context length of 512"},
+		{Options{PromptTokens: 513}, "513 test tokens, more than the model's context length of 512"},
+		{Options{Depth: -1}, "invalid options"},
+	} {
+		c.opts.BandwidthBytes = -1
+		if _, err := Run(context.Background(), "tiny", m, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.opts, err, c.want)
+		}
+	}
+	// Exactly the context is allowed.
+	if _, err := Run(context.Background(), "tiny", m, Options{Depth: 510, PromptTokens: 2, GenTokens: 1, Reps: 1, BandwidthBytes: -1}); err != nil {
+		t.Errorf("depth 510 + 2 in 512: %v", err)
+	}
+}

@@ -21,6 +21,9 @@ import (
 //	decode streams:         15.02 GB/s (decode tok/s × weights read per token)
 //	memory read bandwidth:  21.57 GB/s (median of 165 passes, 15.67–27.91; 2 threads reading the model's 636.2 MiB of tensor data)
 //	roofline:               69.6 % (decode streams ÷ bandwidth)
+//
+// With a depth, the test names say it as llama-bench does: "prefill 64 @
+// d1024", "decode 32 @ d1024".
 func (r *Report) WriteText(w io.Writer) error {
 	types := make([]string, 0, len(r.Types))
 	for t, n := range r.Types {
@@ -34,10 +37,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "test\ttok/s")
 	if r.PromptTokens > 0 {
-		fmt.Fprintf(tw, "prefill %d\t%s\n", r.PromptTokens, r.Prefill)
+		fmt.Fprintf(tw, "prefill %d%s\t%s\n", r.PromptTokens, r.atDepth(), r.Prefill)
 	}
 	if r.GenTokens > 0 {
-		fmt.Fprintf(tw, "decode %d\t%s\n", r.GenTokens, r.Decode)
+		fmt.Fprintf(tw, "decode %d%s\t%s\n", r.GenTokens, r.atDepth(), r.Decode)
 	}
 	tw.Flush()
 	fmt.Fprintf(&b, "\nweights read per token: %.1f MiB\n", mib(r.WeightBytesPerToken))
@@ -57,6 +60,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// atDepth is the suffix of the test names that gives the depth, as
+// llama-bench's "pp512 @ d1024": " @ d1024", or "" without depth.
+func (r *Report) atDepth() string {
+	if r.Depth == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" @ d%d", r.Depth)
 }
 
 // probed says what the bandwidth measurement read.
