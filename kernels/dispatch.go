@@ -185,12 +185,45 @@ func packKActs4(pack []kPack4, acts []Activation) {
 		for i := range pack {
 			k := &pack[i]
 			k.d[b] = d[i]
-			bs := (*[16]int16)(bsums[16*i:])
-			p := (*[26]int16)(k.pairs[2*b:])            // b = 0…3
-			p[0], p[1] = bs[0]+bs[1], bs[2]+bs[3]       // s = 0, 1
-			p[16], p[17] = bs[4]+bs[5], bs[6]+bs[7]     // s = 2, 3
-			p[8], p[9] = bs[8]+bs[9], bs[10]+bs[11]     // s = 4, 5
-			p[24], p[25] = bs[12]+bs[13], bs[14]+bs[15] // s = 6, 7
+			putPairs(&k.pairs, b, (*[16]int16)(bsums[16*i:]))
+		}
+	}
+}
+
+// putPairs stores the sub-block pair sums of activation b (of four) with
+// the bsums bs of one super-block in pairs, laid out as kPack4.pairs.
+func putPairs(pairs *[32]int16, b int, bs *[16]int16) {
+	p := (*[26]int16)(pairs[2*b:])              // b = 0…3
+	p[0], p[1] = bs[0]+bs[1], bs[2]+bs[3]       // s = 0, 1
+	p[16], p[17] = bs[4]+bs[5], bs[6]+bs[7]     // s = 2, 3
+	p[8], p[9] = bs[8]+bs[9], bs[10]+bs[11]     // s = 4, 5
+	p[24], p[25] = bs[12]+bs[13], bs[14]+bs[15] // s = 6, 7
+}
+
+// kPack8 is one super-block of eight Q8_K activations laid out for the
+// kernels of Q4_K rows × eight activations (packKActs8): their scales side
+// by side, the sub-block pair sums of activations 0…3 and 4…7 each laid out
+// as kPack4.pairs, and the quants run by run (32 values), the eight
+// activations' runs one after the other, so that one pointer walks them.
+type kPack8 struct {
+	d     [8]float32
+	pairs [2][32]int16
+	qs    [QKK / 32][8][32]int8
+}
+
+// packKActs8 sets pack[i] to super-block i of the eight Q8_K activations
+// acts, for every i < len(pack) (at most their super-blocks).
+func packKActs8(pack []kPack8, acts []Activation) {
+	for b := range acts[:8] {
+		a := &acts[b]
+		d, bsums, qs := a.D[:len(pack)], a.BSums[:16*len(pack)], a.Qs[:QKK*len(pack)]
+		for i := range pack {
+			k := &pack[i]
+			k.d[b] = d[i]
+			putPairs(&k.pairs[b/4], b%4, (*[16]int16)(bsums[16*i:]))
+			for c := range k.qs {
+				copy(k.qs[c][b][:], qs[QKK*i+32*c:])
+			}
 		}
 	}
 }

@@ -944,17 +944,20 @@ GLOBL bytes0f<>(SB), RODATA|NOPTR, $32
 // off(SI): S = its eight scales as int16 in both 128-bit lanes, Y7 = its
 // eight mins as int16, mins 0…3 twice in the low lane and 4…7 twice in the
 // high lane. Clobbers X0, X2, X8.
-#define K4_UNPACK_AVX2(off, S) \
+#define K4_UNPACK_AVX2(off, S) K4_UNPACK_T(off, S, X2)
+
+// K4_UNPACK_AVX2 with the temporary T in place of X2.
+#define K4_UNPACK_T(off, S, T) \
 	VMOVDQU   off+4(SI), X0; \
-	VPSHUFB   k4Unpack<>+0(SB), X0, X2; \
-	VPAND     k4Unpack<>+32(SB), X2, X7; \
-	VPSRLW    $4, X2, X8; \
+	VPSHUFB   k4Unpack<>+0(SB), X0, T; \
+	VPAND     k4Unpack<>+32(SB), T, X7; \
+	VPSRLW    $4, T, X8; \
 	VPAND     k4Unpack<>+48(SB), X8, X8; \
 	VPOR      X8, X7, X7; \
-	VPSHUFB   k4Unpack<>+16(SB), X0, X2; \
-	VPSRLW    $2, X2, X2; \
-	VPAND     k4Unpack<>+64(SB), X2, X2; \
-	VPOR      X2, X7, X7; \
+	VPSHUFB   k4Unpack<>+16(SB), X0, T; \
+	VPSRLW    $2, T, T; \
+	VPAND     k4Unpack<>+64(SB), T, T; \
+	VPOR      T, X7, X7; \
 	VPMOVZXBW X7, Y7; \
 	VPERMQ    $0x44, Y7, S; \
 	VPERMQ    $0xfa, Y7, Y7
@@ -1379,5 +1382,151 @@ qq8kNext:
 	DECQ CX
 	JNZ  qq8kBlock
 
+	VZEROUPPER
+	RET
+
+// Q4_K rows × eight activations (tierAVX2 and tierAVX512), the activations
+// packed by packKActs8: a kPack8 per super-block, DI at the current one.
+
+// Q4K_HEAD_AHEAD for eight activations: Y13 = the scales of the Q4_K
+// super-block at off(SI), the mins of activations 0…3 and 4…7 multiplied
+// with their pairs (kPack8 at poff(DI)) as Q4K_HEAD_AHEAD does for four,
+// the two groups' lane halves added into Y8 = [im0 … im7], accumulated into
+// the minimum chains Y11 (lane b, negated) by one VFNMADD231PS with the
+// products dmin_w·d_b; the eight products d_w·d_b stored at DD. Clobbers
+// Y0, Y7…Y9.
+#define Q4K_HEAD8_AHEAD(off, poff, DD) \
+	K4_UNPACK_T(off, Y13, X9); \
+	VPSHUFD      $0x00, Y7, Y8; \
+	VPSHUFD      $0x55, Y7, Y9; \
+	VPMADDWD     poff+32(DI), Y8, Y0; \
+	VPMADDWD     poff+64(DI), Y9, Y7; \
+	VPADDD       Y7, Y0, Y0; \
+	VPMADDWD     poff+96(DI), Y8, Y7; \
+	VPMADDWD     poff+128(DI), Y9, Y8; \
+	VPADDD       Y8, Y7, Y7; \
+	VPERM2I128   $0x20, Y7, Y0, Y8; \
+	VPERM2I128   $0x31, Y7, Y0, Y9; \
+	VPADDD       Y9, Y8, Y8; \
+	VCVTDQ2PS    Y8, Y8; \
+	VPBROADCASTW off+2(SI), X9; \
+	VCVTPH2PS    X9, Y9; \
+	VMULPS       poff(DI), Y9, Y0; \
+	VFNMADD231PS Y8, Y0, Y11; \
+	VPBROADCASTW off(SI), X9; \
+	VCVTPH2PS    X9, Y9; \
+	VMULPS       poff(DI), Y9, Y9; \
+	VMOVUPS      Y9, DD
+
+// The quants of run c of activation b in the current kPack8.
+#define K8_QS(c, b) (160+256*(c)+32*(b))(DI)
+
+// Run c (unsigned quants Q, scales Y1) for the eight activations, their
+// lanes in Y2…Y6, Y12, Y14, Y15. Clobbers Y0, Y9.
+#define Q4K_RUN8(c, Q) \
+	VPSHUFB scaleShuf<>+32*(c)(SB), Y1, Y9; \
+	K_RUN_ACT(Q, K8_QS(c, 0), Y9, Y0, Y2); \
+	K_RUN_ACT(Q, K8_QS(c, 1), Y9, Y0, Y3); \
+	K_RUN_ACT(Q, K8_QS(c, 2), Y9, Y0, Y4); \
+	K_RUN_ACT(Q, K8_QS(c, 3), Y9, Y0, Y5); \
+	K_RUN_ACT(Q, K8_QS(c, 4), Y9, Y0, Y6); \
+	K_RUN_ACT(Q, K8_QS(c, 5), Y9, Y0, Y12); \
+	K_RUN_ACT(Q, K8_QS(c, 6), Y9, Y0, Y14); \
+	K_RUN_ACT(Q, K8_QS(c, 7), Y9, Y0, Y15)
+
+// Q4K_RUN8 for run 0, setting the lanes.
+#define Q4K_RUN8_FIRST(Q) \
+	VPSHUFB scaleShuf<>+0(SB), Y1, Y9; \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 0), Y9, Y2); \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 1), Y9, Y3); \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 2), Y9, Y4); \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 3), Y9, Y5); \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 4), Y9, Y6); \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 5), Y9, Y12); \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 6), Y9, Y14); \
+	K_RUN_ACT_FIRST(Q, K8_QS(0, 7), Y9, Y15)
+
+// Y10 = fma(d_w·d_b, float32(is_b), Y10) for the eight activations at once
+// (lane b), with is_b the exact sum of the lanes of activation b and the
+// products d_w·d_b at D. Clobbers Y0, the lanes.
+#define Q4K_ACC8(D) \
+	VPHADDD     Y3, Y2, Y2; \
+	VPHADDD     Y5, Y4, Y4; \
+	VPHADDD     Y4, Y2, Y2; \
+	VPHADDD     Y12, Y6, Y6; \
+	VPHADDD     Y15, Y14, Y14; \
+	VPHADDD     Y14, Y6, Y6; \
+	VPERM2I128  $0x20, Y6, Y2, Y0; \
+	VPERM2I128  $0x31, Y6, Y2, Y2; \
+	VPADDD      Y2, Y0, Y0; \
+	VCVTDQ2PS   Y0, Y0; \
+	VFMADD231PS D, Y0, Y10
+
+// func dotQ4_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *kPack8, nb int, out *float32, stride int)
+//
+// dotQ4_KRowsActs4AVX2 for eight activations: lane b of Y10 is activation
+// b's chain acc, lane b of Y11 its minimum chain accm, negated. The products
+// d_w·d_b of the super-block ahead are at 64(SP), copied to 96(SP) for the
+// super-block's own end. SI walks the row (R14 its start), DI the packed
+// activations, DX the output (R8 = 4·stride), R13 counts the rows.
+TEXT ·dotQ4_KRowsActs8AVX2(SB), NOSPLIT, $128-56
+	MOVQ w+0(FP), R14
+	MOVQ out+40(FP), DX
+	MOVQ stride+48(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R13
+
+q4kRowsActs8Row:
+	MOVQ   R14, SI
+	MOVQ   pk+24(FP), DI
+	MOVQ   nb+32(FP), CX
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	Q4K_HEAD8_AHEAD(0, 0, 64(SP))
+
+q4kRowsActs8Block:
+	VMOVUPS 64(SP), Y0
+	VMOVUPS Y0, 96(SP)
+	VMOVDQA Y13, Y1
+	NIBBLES_MEM(16)
+	Q4K_RUN8_FIRST(Y7)
+	Q4K_RUN8(1, Y8)
+	CMPQ    CX, $1
+	JEQ     q4kRowsActs8Last
+	Q4K_HEAD8_AHEAD(144, 2208, 64(SP))
+
+q4kRowsActs8Last:
+	NIBBLES_MEM(48)
+	Q4K_RUN8(2, Y7)
+	Q4K_RUN8(3, Y8)
+	NIBBLES_MEM(80)
+	Q4K_RUN8(4, Y7)
+	Q4K_RUN8(5, Y8)
+	NIBBLES_MEM(112)
+	Q4K_RUN8(6, Y7)
+	Q4K_RUN8(7, Y8)
+	Q4K_ACC8(96(SP))
+	ADDQ $144, SI
+	ADDQ $2208, DI
+	DECQ CX
+	JNZ  q4kRowsActs8Block
+
+	VADDPS       Y11, Y10, Y10
+	MOVQ         DX, BX
+	LEAQ         (R8)(R8*2), AX
+	VMOVSS       X10, (BX)
+	VEXTRACTPS   $1, X10, (BX)(R8*1)
+	VEXTRACTPS   $2, X10, (BX)(R8*2)
+	VEXTRACTPS   $3, X10, (BX)(AX*1)
+	LEAQ         (BX)(R8*4), BX
+	VEXTRACTF128 $1, Y10, X10
+	VMOVSS       X10, (BX)
+	VEXTRACTPS   $1, X10, (BX)(R8*1)
+	VEXTRACTPS   $2, X10, (BX)(R8*2)
+	VEXTRACTPS   $3, X10, (BX)(AX*1)
+	ADDQ         $4, DX
+	ADDQ         rowBytes+8(FP), R14
+	DECQ         R13
+	JNZ          q4kRowsActs8Row
 	VZEROUPPER
 	RET

@@ -44,10 +44,12 @@ type MatMulJob struct {
 	// tier's kernels for t read it (packBlocks 0 otherwise).
 	pack       []kPack4
 	packBlocks int
-	// pack8 holds each full group of eight activations interleaved
-	// (packActs8), pack8Blocks blocks per group, when the active tier has
-	// kernels of eight activations for t (pack8Blocks 0 otherwise).
+	// pack8 (Q8_0) or kpack8 (Q4_K) holds each full group of eight
+	// activations interleaved (packActs8), pack8Blocks blocks or
+	// super-blocks per group, when the active tier has kernels of eight
+	// activations for t (pack8Blocks 0 otherwise).
 	pack8       []byte
+	kpack8      []kPack8
 	pack8Blocks int
 }
 
@@ -63,7 +65,14 @@ func (j *MatMulJob) Do(lo, hi int) {
 		for b0 := 0; b0 < len(j.acts); {
 			if nb := j.pack8Blocks; nb > 0 && b0+matMulActGroup8 <= len(j.acts) {
 				g := b0 / matMulActGroup8
-				rowsActs8(j.t, j.w[r0*j.rowBytes:], j.rowBytes, r1-r0, j.pack8[g*nb*pack8BlockBytes:(g+1)*nb*pack8BlockBytes], nb, j.out[b0*j.rows+r0:], j.rows)
+				var pk []byte
+				var kp []kPack8
+				if j.t == Q4_K {
+					kp = j.kpack8[g*nb : (g+1)*nb]
+				} else {
+					pk = j.pack8[g*nb*pack8BlockBytes : (g+1)*nb*pack8BlockBytes]
+				}
+				rowsActs8(j.t, j.w[r0*j.rowBytes:], j.rowBytes, r1-r0, pk, kp, nb, j.out[b0*j.rows+r0:], j.rows)
 				b0 += matMulActGroup8
 				continue
 			}
@@ -111,10 +120,10 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	pack, pack8 := job.pack, job.pack8
+	pack, pack8, kpack8 := job.pack, job.pack8, job.kpack8
 	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out}
 	job.pack, job.packBlocks = packActs4(t, acts, pack)
-	job.pack8, job.pack8Blocks = packActs8(t, acts, pack8)
+	job.pack8, job.kpack8, job.pack8Blocks = packActs8(t, acts, pack8, kpack8)
 	p.Run(rows, 16, job)
 }
 
@@ -144,22 +153,35 @@ func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
 // after the other, then their eight scales as float32.
 const pack8BlockBytes = matMulActGroup8*QK + matMulActGroup8*4
 
-// packActs8 fills pack with each full group of eight activations of acts
-// interleaved block by block (pack8BlockBytes per block) when the active
-// tier has kernels of eight activations for t (packsActs8), and returns it
-// with the number of blocks per group; otherwise pack emptied and 0. The
-// eight scales of a block side by side let a kernel multiply them with the
-// weight block's scale in one vector product; one pointer walks all eight
-// activations. It runs once per product, before the rows are split over
-// the threads.
-func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
+// packActs8 fills pack (Q8_0) or kpack (Q4_K) with each full group of
+// eight activations of acts interleaved block by block when the active tier
+// has kernels of eight activations for t (packsActs8), and returns them with
+// the number of blocks (Q4_K: super-blocks) per group; otherwise both
+// emptied and 0. A Q8_0 block takes pack8BlockBytes: the eight activations'
+// 32 quants one after the other, then their eight scales, side by side so
+// that a kernel multiplies them with the weight block's scale in one vector
+// product; one pointer walks all eight activations. A Q4_K super-block is a
+// kPack8. It runs once per product, before the rows are split over the
+// threads.
+func packActs8(t Type, acts []Activation, pack []byte, kpack []kPack8) ([]byte, []kPack8, int) {
 	groups := len(acts) / matMulActGroup8
 	if groups == 0 || !packsActs8(t) {
-		return pack[:0], 0
+		return pack[:0], kpack[:0], 0
+	}
+	if t == Q4_K {
+		nb := packableBlocks(acts, Q8_K, QKK)
+		if nb == 0 {
+			return pack[:0], kpack[:0], 0
+		}
+		kpack = grow(kpack, groups*nb)
+		for g := range groups {
+			packKActs8(kpack[g*nb:(g+1)*nb], acts[g*matMulActGroup8:(g+1)*matMulActGroup8])
+		}
+		return pack[:0], kpack, nb
 	}
 	nb := packableBlocks(acts, Q8_0, QK)
 	if nb == 0 {
-		return pack[:0], 0
+		return pack[:0], kpack[:0], 0
 	}
 	pack = grow(pack, groups*nb*pack8BlockBytes)
 	for g := range groups {
@@ -175,7 +197,7 @@ func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
 			}
 		}
 	}
-	return pack, nb
+	return pack, kpack[:0], nb
 }
 
 // packableBlocks returns the number of blocks of block values of the
