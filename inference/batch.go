@@ -258,24 +258,8 @@ func (s *State) attention(out, x []float32, l, n int) {
 			copy(s.v[:n*kvDim], s.k[:n*kvDim]) // v = the raw k (gemma4 without attn_v)
 		}
 	}
-	for i := range n {
-		q := row(s.q, i, qDim)
-		if L.Bq != nil {
-			kernels.AddF32(q, L.Bq)
-		}
-		if L.QNorm != nil {
-			s.headNorm(q, a.NHead, hd, L.QNorm)
-		}
-		if a.Rope >= 0 {
-			s.rope[a.Rope].rotate(q, a.NHead, hd, i)
-		}
-		if a.QScale != 1 {
-			kernels.ScaleF32(q, a.QScale)
-		}
-		if own {
-			s.storeKV(L, a, cache, i)
-		}
-	}
+	s.qkvJob = qkvRowsJob{s: s, L: L, a: a, cache: cache, own: own}
+	s.pool.Run(n, 1, &s.qkvJob) // the rows' queries finished, keys and values stored
 	if own {
 		cache.wrote(s.pos + n)
 	}
@@ -290,6 +274,41 @@ func (s *State) attention(out, x []float32, l, n int) {
 		}
 	}
 	s.matmul(out, L.Wo, s.input(s.att, n, qDim)) // out = Wo·att
+}
+
+// qkvRowsJob finishes the queries of the rows of a batch (biases, Q norm,
+// RoPE, scale) and, when the layer owns its cache, their keys and values
+// (storeKV): rows are independent, so threads take them in chunks.
+type qkvRowsJob struct {
+	s     *State
+	L     *Layer
+	a     *AttnSpec
+	cache *layerCache
+	own   bool
+}
+
+// Do finishes rows [lo, hi).
+func (j *qkvRowsJob) Do(lo, hi int) {
+	s, L, a := j.s, j.L, j.a
+	hd, qDim := a.HeadDim, a.QDim()
+	for i := lo; i < hi; i++ {
+		q := row(s.q, i, qDim)
+		if L.Bq != nil {
+			kernels.AddF32(q, L.Bq)
+		}
+		if L.QNorm != nil {
+			s.headNorm(q, a.NHead, hd, L.QNorm)
+		}
+		if a.Rope >= 0 {
+			s.rope[a.Rope].rotate(q, a.NHead, hd, i)
+		}
+		if a.QScale != 1 {
+			kernels.ScaleF32(q, a.QScale)
+		}
+		if j.own {
+			s.storeKV(L, a, j.cache, i)
+		}
+	}
 }
 
 // storeKV finishes the key and value of batch row i (biases, K norm, V norm

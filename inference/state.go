@@ -42,6 +42,7 @@ type State struct {
 	pool     *kernels.Pool
 	mm       kernels.MatMulJob
 	attJob   attentionJob
+	qkvJob   qkvRowsJob
 	deltaJob deltaNetJob
 }
 

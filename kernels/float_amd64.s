@@ -721,3 +721,45 @@ scale8:
 scaleDone:
 	VZEROUPPER
 	RET
+
+// func ropeNeoxAVX2(x *float32, nHeads, headDim int, cos, sin *float32, n, m int)
+//
+// Eight pairs at a time: t = x1·s, u = x1·c (rounded), then x0' = x0·c − t
+// and x1' = x0·s + u, each one fused operation (rotatePair).
+TEXT ·ropeNeoxAVX2(SB), NOSPLIT, $0-56
+	MOVQ x+0(FP), DI
+	MOVQ nHeads+8(FP), R8
+	MOVQ headDim+16(FP), R9
+	SHLQ $2, R9               // head bytes
+	MOVQ cos+24(FP), R10
+	MOVQ sin+32(FP), R11
+	MOVQ n+40(FP), R12
+	SHLQ $2, R12              // from x0 to its x1, in bytes
+	MOVQ m+48(FP), R13
+
+ropeNeoxHead:
+	MOVQ DI, SI
+	XORQ AX, AX
+	MOVQ R13, CX
+
+ropeNeoxPairs:
+	VMOVUPS     (SI), Y0
+	VMOVUPS     (SI)(R12*1), Y1
+	VMOVUPS     (R10)(AX*1), Y2
+	VMOVUPS     (R11)(AX*1), Y3
+	VMULPS      Y3, Y1, Y4
+	VMULPS      Y2, Y1, Y5
+	VFMSUB231PS Y2, Y0, Y4
+	VFMADD231PS Y3, Y0, Y5
+	VMOVUPS     Y4, (SI)
+	VMOVUPS     Y5, (SI)(R12*1)
+	ADDQ        $32, SI
+	ADDQ        $32, AX
+	SUBQ        $8, CX
+	JNZ         ropeNeoxPairs
+
+	ADDQ R9, DI
+	DECQ R8
+	JNZ  ropeNeoxHead
+	VZEROUPPER
+	RET

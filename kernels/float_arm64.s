@@ -566,3 +566,45 @@ scalemulloop:
 	SUBS   $1, R3, R3
 	BNE    scalemulloop
 	RET
+
+// func ropeNeoxNEON(x *float32, nHeads, headDim int, cos, sin *float32, n, m int)
+//
+// Four pairs at a time: t = x1·s, u = x1·c (rounded), then x0' = −t + x0·c
+// and x1' = u + x0·s, each one fused FMLA (rotatePair).
+TEXT ·ropeNeoxNEON(SB), NOSPLIT, $0-56
+	MOVD x+0(FP), R0
+	MOVD nHeads+8(FP), R1
+	MOVD headDim+16(FP), R2
+	LSL  $2, R2, R2
+	MOVD cos+24(FP), R3
+	MOVD sin+32(FP), R4
+	MOVD n+40(FP), R5
+	LSL  $2, R5, R5
+	MOVD m+48(FP), R6
+
+ropeneoxhead:
+	MOVD R0, R7
+	ADD  R5, R0, R8
+	MOVD R3, R9
+	MOVD R4, R10
+	MOVD R6, R11
+
+ropeneoxpairs:
+	VLD1   (R7), [V0.S4]
+	VLD1   (R8), [V1.S4]
+	VLD1.P 16(R9), [V2.S4]
+	VLD1.P 16(R10), [V3.S4]
+	FMUL_S(4, 1, 3)
+	FMUL_S(5, 1, 2)
+	FNEG_S(4, 4)
+	FMLA_S(4, 0, 2)
+	FMLA_S(5, 0, 3)
+	VST1.P [V4.S4], 16(R7)
+	VST1.P [V5.S4], 16(R8)
+	SUBS   $4, R11, R11
+	BNE    ropeneoxpairs
+
+	ADD  R2, R0, R0
+	SUBS $1, R1, R1
+	BNE  ropeneoxhead
+	RET

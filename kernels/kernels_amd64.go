@@ -902,3 +902,23 @@ func roundFP16Accel(dst, src []float32) int {
 //
 //go:noescape
 func roundFP16AVX2(dst, src *float32, n int)
+
+// ropeNeoxAccel rotates the first pairs of every head of x (a multiple of
+// eight of the len(cos) pairs, nHeads > 0) as RopeNeox does, and returns how
+// many pairs per head it did.
+func ropeNeoxAccel(x []float32, nHeads, headDim int, cos, sin []float32) int {
+	m := len(cos) &^ 7
+	if active < tierAVX2 || m == 0 {
+		return 0
+	}
+	ropeNeoxAVX2(&x[0], nHeads, headDim, &cos[0], &sin[0], len(cos), m)
+	return m
+}
+
+// ropeNeoxAVX2 rotates pairs i < m (a positive multiple of eight) of each of
+// nHeads heads of headDim values at x, value i with value n+i, by cos[i] and
+// sin[i], with rotatePair's operations: x1·s and x1·c rounded, then one fused
+// multiply-add (subtract) each.
+//
+//go:noescape
+func ropeNeoxAVX2(x *float32, nHeads, headDim int, cos, sin *float32, n, m int)

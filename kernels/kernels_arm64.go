@@ -620,3 +620,20 @@ func packsActs8(Type) bool { return false }
 func rowsActs8(Type, []byte, int, int, []byte, []kPack8, int, []float32, int) {
 	panic("kernels: no kernel of eight activations")
 }
+
+// ropeNeoxAccel rotates the first pairs of every head of x (a multiple of
+// four of the len(cos) pairs, nHeads > 0) as RopeNeox does, and returns how
+// many pairs per head it did.
+func ropeNeoxAccel(x []float32, nHeads, headDim int, cos, sin []float32) int {
+	m := len(cos) &^ 3
+	if active < tierNEON || m == 0 {
+		return 0
+	}
+	ropeNeoxNEON(&x[0], nHeads, headDim, &cos[0], &sin[0], len(cos), m)
+	return m
+}
+
+// ropeNeoxNEON is ropeNeoxAVX2 for m a positive multiple of four.
+//
+//go:noescape
+func ropeNeoxNEON(x *float32, nHeads, headDim int, cos, sin *float32, n, m int)

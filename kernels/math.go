@@ -223,14 +223,16 @@ func RopeNorm(x []float32, nHeads, headDim int, cos, sin []float32) {
 // ropeDim on are left unchanged. Arguments are as for RopeNorm.
 func RopeNeox(x []float32, nHeads, headDim int, cos, sin []float32) {
 	n := ropeCheck(headDim, cos, sin)
-	sin = sin[:n]
+	if nHeads <= 0 || n == 0 {
+		return
+	}
+	x, cos, sin = x[:nHeads*headDim], cos[:n], sin[:n]
+	done := ropeNeoxAccel(x, nHeads, headDim, cos, sin)
 	for h := range nHeads {
 		head := x[h*headDim : (h+1)*headDim]
 		lo, hi := head[:n], head[n:2*n]
-		for i, c := range cos {
-			s := sin[i]
-			x0, x1 := lo[i], hi[i]
-			lo[i], hi[i] = rotatePair(x0, x1, c, s)
+		for i := done; i < n; i++ {
+			lo[i], hi[i] = rotatePair(lo[i], hi[i], cos[i], sin[i])
 		}
 	}
 }

@@ -109,6 +109,9 @@
 #define FMLA_S(d, n, m) WORD $(0x4e20cc00 | (m)<<16 | (n)<<5 | (d))
 #define FMLS_S(d, n, m) WORD $(0x4ea0cc00 | (m)<<16 | (n)<<5 | (d))
 
+// fneg vd.4s, vn.4s (RoPE, ropeNeoxNEON)
+#define FNEG_S(d, n) WORD $(0x6ea0f800 | (n)<<5 | (d))
+
 // fcmge vd.4s, vn.4s, vm.4s: all-ones where n ≥ m, zero where not or where
 // either is NaN (GELUMul's cut-offs, geluMulNEON)
 #define FCMGE_S(d, n, m) WORD $(0x6e20e400 | (m)<<16 | (n)<<5 | (d))

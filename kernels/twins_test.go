@@ -472,6 +472,43 @@ func TestTwinScaleF32(t *testing.T) {
 	})
 }
 
+// TestTwinRopeNeox compares RopeNeox with rotatePair applied pair by pair:
+// pair counts around the eight- and four-pair steps, partial rotation (a
+// head wider than its rotated pairs), several heads, and guard values after
+// the heads.
+func TestTwinRopeNeox(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(23, 24))
+		for i, pairs := range []int{1, 3, 4, 7, 8, 9, 12, 16, 20, 32, 33, 64, 128} {
+			for _, extra := range []int{0, 6} { // values after the rotated ones
+				for _, heads := range []int{1, 3} {
+					headDim := 2*pairs + extra
+					x := twinFloats(r, heads*headDim, i)
+					cos, sin := twinFloats(r, pairs, i+1), twinFloats(r, pairs, i+2)
+					want := append([]float32(nil), x...)
+					for h := range heads {
+						head := want[h*headDim:]
+						for j := range pairs {
+							head[j], head[pairs+j] = rotatePair(head[j], head[pairs+j], cos[j], sin[j])
+						}
+					}
+					got := guarded(x, i%8, guardD)
+					copy(got, x)
+					RopeNeox(got, heads, headDim, cos, sin)
+					for j := range want {
+						if !sameBits(got[j], want[j]) {
+							t.Fatalf("RopeNeox pairs=%d headDim=%d heads=%d: x[%d] = %v, twin %v", pairs, headDim, heads, j, got[j], want[j])
+						}
+					}
+					if err := checkGuard(got, guardD, "x"); err != nil {
+						t.Fatalf("RopeNeox pairs=%d headDim=%d heads=%d: %v", pairs, headDim, heads, err)
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestTwinAttentionRows compares DotsF32F16 and AxpysF32F16, the
 // multi-row kernels of attention, with one call of the portable one-row
 // twin per row: head sizes with and without a multiple of eight, row counts
