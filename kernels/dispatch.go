@@ -235,3 +235,35 @@ func putActs4(out []float32, stride int, r *[4]float32) {
 		out[b*stride] = v
 	}
 }
+
+// q6Pack8 is one super-block of eight Q8_K activations laid out for the
+// kernels of Q6_K rows × eight activations (packQ6Acts8): their scales side
+// by side, the quants run by run (32 values; the eight activations' runs one
+// after the other) and, in the same order, 32 times the sum of each pair of
+// neighbouring quants (the pair sums that Q6_K's offset of 32 takes off, the
+// work the four-activation kernel does with VPMADDUBSW per row).
+type q6Pack8 struct {
+	d   [8]float32
+	qs  [QKK / 32][8][32]int8
+	off [QKK / 32][8][16]int16
+}
+
+// packQ6Acts8 sets pack[i] to super-block i of the eight Q8_K activations
+// acts, for every i < len(pack) (at most their super-blocks).
+func packQ6Acts8(pack []q6Pack8, acts []Activation) {
+	for b := range acts[:8] {
+		a := &acts[b]
+		d, qs := a.D[:len(pack)], a.Qs[:QKK*len(pack)]
+		for i := range pack {
+			k := &pack[i]
+			k.d[b] = d[i]
+			for c := range k.qs {
+				run := qs[QKK*i+32*c:][:32]
+				copy(k.qs[c][b][:], run)
+				for t := range k.off[c][b] {
+					k.off[c][b][t] = 32 * (int16(run[2*t]) + int16(run[2*t+1]))
+				}
+			}
+		}
+	}
+}

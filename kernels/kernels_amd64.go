@@ -289,36 +289,49 @@ func packsActs4(t Type) bool {
 
 // packsActs8 reports whether the active tier has a kernel of rows × eight
 // activations packed by packActs8 for t: Q8_0 at tierAVX2 (tierAVX512 has
-// its tiles of rows × four) and Q4_K at tierAVX2 and tierAVX512.
+// its tiles of rows × four), Q4_K and Q6_K at tierAVX2 and tierAVX512.
 func packsActs8(t Type) bool {
-	return (t == Q8_0 && active == tierAVX2) || (t == Q4_K && active >= tierAVX2)
+	return (t == Q8_0 && active == tierAVX2) || ((t == Q4_K || t == Q6_K) && active >= tierAVX2)
 }
 
 // rowsActs8 sets out[b·stride + k] to DotRow(t, row k of w, activation b)
 // for the rows k < rows (rowBytes apart in w) and the eight activations
-// packed by packActs8 (nb blocks, in pk for Q8_0, kp for Q4_K);
-// packsActs8(t) must hold.
-func rowsActs8(t Type, w []byte, rowBytes, rows int, pk []byte, kp []kPack8, nb int, out []float32, stride int) {
+// packed in pk by packActs8 (nb blocks); packsActs8(t) must hold.
+func rowsActs8(t Type, w []byte, rowBytes, rows int, pk []byte, nb int, out []float32, stride int) {
 	if rows <= 0 {
 		return
 	}
 	_ = w[(rows-1)*rowBytes+nb*t.BlockBytes()-1]
+	_ = pk[nb*pack8Bytes(t)-1]
 	_ = out[7*stride+rows-1]
-	if t == Q4_K {
-		_ = kp[nb-1]
-		dotQ4_KRowsActs8AVX2(&w[0], rowBytes, rows, &kp[0], nb, &out[0], stride)
-		return
+	switch t {
+	case Q4_K:
+		dotQ4_KRowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
+	case Q6_K:
+		dotQ6_KRowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
+	default:
+		dotQ8_0RowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
 	}
-	_ = pk[nb*pack8BlockBytes-1]
-	dotQ8_0RowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
 }
+
+// dotQ6_KRowsActs8AVX2 sets out[b·stride + k] to dotQ6_KGeneric of the row
+// of nb super-blocks at w + k·rowBytes with activation b of the group packed
+// at pk (q6Pack8 each), for k < rows and b < 8, with AVX2.
+//
+//go:noescape
+func dotQ6_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+
+// The Q6_K kernel of eight activations reads a q6Pack8 as 4128 bytes: the
+// scales at 0, the quants at 32 (run c of activation b at 32 + 256c + 32b),
+// the offsets at 2080 (2080 + 256c + 32b).
+var _ = [1]struct{}{}[unsafe.Sizeof(q6Pack8{})-4128]
 
 // dotQ4_KRowsActs8AVX2 sets out[b·stride + k] to dotQ4_KGeneric of the row
 // of nb super-blocks at w + k·rowBytes with activation b of the group packed
 // at pk (packKActs8), for k < rows and b < 8, with AVX2.
 //
 //go:noescape
-func dotQ4_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *kPack8, nb int, out *float32, stride int)
+func dotQ4_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 
 // The Q4_K kernel of eight activations reads a kPack8 as 2208 bytes: the
 // scales at 0, the pairs at 32 and 96, the quants at 160 (run c of

@@ -617,7 +617,7 @@ func roundFP16NEON(dst, src *float32, n int)
 func packsActs8(Type) bool { return false }
 
 // rowsActs8 is never called: packsActs8 is false.
-func rowsActs8(Type, []byte, int, int, []byte, []kPack8, int, []float32, int) {
+func rowsActs8(Type, []byte, int, int, []byte, int, []float32, int) {
 	panic("kernels: no kernel of eight activations")
 }
 

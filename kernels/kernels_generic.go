@@ -35,9 +35,9 @@ func swiGLUAccel(gate, up []float32) int { return 0 }
 
 func fp32ToFP16Accel(dst []uint16, src []float32) int { return 0 }
 
-func sumSquaresAccel(lanes *[8]float64, x []float32) int        { return 0 }
-func scaleMulAccel(out, x, weight []float32, scale float32) int { return 0 }
-func scaleF32Accel(x []float32, s float32) int                  { return 0 }
+func sumSquaresAccel(lanes *[8]float64, x []float32) int                     { return 0 }
+func scaleMulAccel(out, x, weight []float32, scale float32) int              { return 0 }
+func scaleF32Accel(x []float32, s float32) int                               { return 0 }
 func ropeNeoxAccel(x []float32, nHeads, headDim int, cos, sin []float32) int { return 0 }
 
 func expSubAccel(x []float32, m float32) int { return 0 }

@@ -1198,24 +1198,28 @@ GLOBL bytes30<>(SB), RODATA|NOPTR, $32
 
 // The four runs of half h for the four activations, as Q6K_HALF, the low
 // bits read from memory for each run (no registers to keep them).
-#define Q6K_HALF4_AVX2(h) \
+#define Q6K_HALF4_AVX2(h) Q6K_HALF_RUNS(h, Q6K_RUN4_AVX2, Q6K_RUN4_AVX2)
+
+// The four runs of half h for kernels that read the low bits from memory
+// for each run: RUNA for the first, RUN for the others.
+#define Q6K_HALF_RUNS(h, RUNA, RUN) \
 	VMOVDQU 128+32*(h)(SI), Y9; \
 	VPAND   64*(h)(SI), Y13, Y7; \
 	Q6K_HIGH(VPSLLW, 4, bytes30<>(SB)); \
-	Q6K_RUN4_AVX2(4*(h)); \
+	RUNA(4*(h)); \
 	VPAND   64*(h)+32(SI), Y13, Y7; \
 	Q6K_HIGH(VPSLLW, 2, bytes30<>(SB)); \
-	Q6K_RUN4_AVX2(4*(h)+1); \
+	RUN(4*(h)+1); \
 	VMOVDQU 64*(h)(SI), Y7; \
 	VPSRLW  $4, Y7, Y7; \
 	VPAND   Y13, Y7, Y7; \
 	Q6K_HIGH(VPSRLW, 0, bytes30<>(SB)); \
-	Q6K_RUN4_AVX2(4*(h)+2); \
+	RUN(4*(h)+2); \
 	VMOVDQU 64*(h)+32(SI), Y7; \
 	VPSRLW  $4, Y7, Y7; \
 	VPAND   Y13, Y7, Y7; \
 	Q6K_HIGH(VPSRLW, 2, bytes30<>(SB)); \
-	Q6K_RUN4_AVX2(4*(h)+3)
+	RUN(4*(h)+3)
 
 // func dotQ6_KActs4AVX2(w *byte, p *actPtrs4, nb int, out *[4]float32)
 //
@@ -1528,5 +1532,132 @@ q4kRowsActs8Last:
 	ADDQ         rowBytes+8(FP), R14
 	DECQ         R13
 	JNZ          q4kRowsActs8Row
+	VZEROUPPER
+	RET
+
+// Q6_K rows × eight activations (tierAVX2 and tierAVX512), the activations
+// packed by packQ6Acts8: a q6Pack8 per super-block, DI at the current one.
+// The lanes of activation b are in Y2…Y6, Y11, Y12, Y14; its float32 lanes
+// in the frame at 32b(SP), the products d_w·d_b at 256(SP).
+
+#define Q6_QS8(c, b) (32+256*(c)+32*(b))(DI)
+#define Q6_OFF8(c, b) (2080+256*(c)+32*(b))(DI)
+
+// L += the lanes of the Q6_K quants Y7 with activation b's run c, Σ q·y −
+// Σ 32·y (the packed offsets), times the scale words Y10.
+#define Q6K_ACT8(c, b, L) \
+	VPMADDUBSW Q6_QS8(c, b), Y7, Y0; \
+	VPSUBW     Q6_OFF8(c, b), Y0, Y0; \
+	VPMADDWD   Y10, Y0, Y0; \
+	VPADDD     Y0, L, L
+
+// Q6K_ACT8 into lanes L not yet set (run 0).
+#define Q6K_ACT8_FIRST(c, b, L) \
+	VPMADDUBSW Q6_QS8(c, b), Y7, Y0; \
+	VPSUBW     Q6_OFF8(c, b), Y0, Y0; \
+	VPMADDWD   Y10, Y0, L
+
+#define Q6K_RUN8(c) \
+	VPSHUFB scaleShuf<>+32*(c)(SB), Y1, Y10; \
+	Q6K_ACT8(c, 0, Y2); \
+	Q6K_ACT8(c, 1, Y3); \
+	Q6K_ACT8(c, 2, Y4); \
+	Q6K_ACT8(c, 3, Y5); \
+	Q6K_ACT8(c, 4, Y6); \
+	Q6K_ACT8(c, 5, Y11); \
+	Q6K_ACT8(c, 6, Y12); \
+	Q6K_ACT8(c, 7, Y14)
+
+#define Q6K_RUN8_FIRST(c) \
+	VPSHUFB scaleShuf<>+32*(c)(SB), Y1, Y10; \
+	Q6K_ACT8_FIRST(c, 0, Y2); \
+	Q6K_ACT8_FIRST(c, 1, Y3); \
+	Q6K_ACT8_FIRST(c, 2, Y4); \
+	Q6K_ACT8_FIRST(c, 3, Y5); \
+	Q6K_ACT8_FIRST(c, 4, Y6); \
+	Q6K_ACT8_FIRST(c, 5, Y11); \
+	Q6K_ACT8_FIRST(c, 6, Y12); \
+	Q6K_ACT8_FIRST(c, 7, Y14)
+
+// The float32 lanes of activation b at 32b(SP) += d_w·d_b (at 256+4b(SP))
+// × float32(L), fused, as K_ACC_AVX2. Clobbers Y0, Y8, L.
+#define Q6K_ACC8(b, L) \
+	VCVTDQ2PS    L, L; \
+	VBROADCASTSS 256+4*(b)(SP), Y0; \
+	VMOVUPS      32*(b)(SP), Y8; \
+	VFMADD231PS  L, Y0, Y8; \
+	VMOVUPS      Y8, 32*(b)(SP)
+
+// X0 = hsum8 of activation b's float32 lanes (HSUM8_Y15), stored at
+// (BX)(IDX). Clobbers Y15, X1.
+#define Q6K_RESULT8(b, IDX) \
+	VMOVUPS 32*(b)(SP), Y15; \
+	HSUM8_Y15; \
+	VMOVSS  X0, IDX
+
+// func dotQ6_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+//
+// SI walks the row (R14 its start), DI the packed activations, DX the
+// output (R8 = 4·stride), R13 counts the rows.
+TEXT ·dotQ6_KRowsActs8AVX2(SB), NOSPLIT, $288-56
+	BYTES(0x0f, Y13, X13)
+	MOVQ w+0(FP), R14
+	MOVQ out+40(FP), DX
+	MOVQ stride+48(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R13
+
+q6kRowsActs8Row:
+	MOVQ    R14, SI
+	MOVQ    pk+24(FP), DI
+	MOVQ    nb+32(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 0(SP)
+	VMOVUPS Y0, 32(SP)
+	VMOVUPS Y0, 64(SP)
+	VMOVUPS Y0, 96(SP)
+	VMOVUPS Y0, 128(SP)
+	VMOVUPS Y0, 160(SP)
+	VMOVUPS Y0, 192(SP)
+	VMOVUPS Y0, 224(SP)
+
+q6kRowsActs8Block:
+	VMOVDQU   192(SI), X1
+	VPSHUFB   evenOdd<>(SB), X1, X1
+	VPMOVSXBW X1, Y1
+	Q6K_HALF_RUNS(0, Q6K_RUN8_FIRST, Q6K_RUN8)
+	Q6K_HALF_RUNS(1, Q6K_RUN8, Q6K_RUN8)
+	VPBROADCASTW 208(SI), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS       (DI), Y9, Y9
+	VMOVUPS      Y9, 256(SP)
+	Q6K_ACC8(0, Y2)
+	Q6K_ACC8(1, Y3)
+	Q6K_ACC8(2, Y4)
+	Q6K_ACC8(3, Y5)
+	Q6K_ACC8(4, Y6)
+	Q6K_ACC8(5, Y11)
+	Q6K_ACC8(6, Y12)
+	Q6K_ACC8(7, Y14)
+	ADDQ $210, SI
+	ADDQ $4128, DI
+	DECQ CX
+	JNZ  q6kRowsActs8Block
+
+	MOVQ DX, BX
+	LEAQ (R8)(R8*2), AX
+	Q6K_RESULT8(0, (BX))
+	Q6K_RESULT8(1, (BX)(R8*1))
+	Q6K_RESULT8(2, (BX)(R8*2))
+	Q6K_RESULT8(3, (BX)(AX*1))
+	LEAQ (BX)(R8*4), BX
+	Q6K_RESULT8(4, (BX))
+	Q6K_RESULT8(5, (BX)(R8*1))
+	Q6K_RESULT8(6, (BX)(R8*2))
+	Q6K_RESULT8(7, (BX)(AX*1))
+	ADDQ $4, DX
+	ADDQ rowBytes+8(FP), R14
+	DECQ R13
+	JNZ  q6kRowsActs8Row
 	VZEROUPPER
 	RET

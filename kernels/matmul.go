@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 )
 
 // Matrix × matrix products for batches of activations (prompt prefill): each
@@ -44,12 +45,11 @@ type MatMulJob struct {
 	// tier's kernels for t read it (packBlocks 0 otherwise).
 	pack       []kPack4
 	packBlocks int
-	// pack8 (Q8_0) or kpack8 (Q4_K) holds each full group of eight
-	// activations interleaved (packActs8), pack8Blocks blocks or
-	// super-blocks per group, when the active tier has kernels of eight
-	// activations for t (pack8Blocks 0 otherwise).
+	// pack8 holds each full group of eight activations interleaved
+	// (packActs8), pack8Blocks blocks of pack8Bytes(t) per group, when the
+	// active tier has kernels of eight activations for t (pack8Blocks 0
+	// otherwise).
 	pack8       []byte
-	kpack8      []kPack8
 	pack8Blocks int
 }
 
@@ -64,15 +64,9 @@ func (j *MatMulJob) Do(lo, hi int) {
 		r1 := min(r0+tile, hi)
 		for b0 := 0; b0 < len(j.acts); {
 			if nb := j.pack8Blocks; nb > 0 && b0+matMulActGroup8 <= len(j.acts) {
+				size := nb * pack8Bytes(j.t)
 				g := b0 / matMulActGroup8
-				var pk []byte
-				var kp []kPack8
-				if j.t == Q4_K {
-					kp = j.kpack8[g*nb : (g+1)*nb]
-				} else {
-					pk = j.pack8[g*nb*pack8BlockBytes : (g+1)*nb*pack8BlockBytes]
-				}
-				rowsActs8(j.t, j.w[r0*j.rowBytes:], j.rowBytes, r1-r0, pk, kp, nb, j.out[b0*j.rows+r0:], j.rows)
+				rowsActs8(j.t, j.w[r0*j.rowBytes:], j.rowBytes, r1-r0, j.pack8[g*size:(g+1)*size], nb, j.out[b0*j.rows+r0:], j.rows)
 				b0 += matMulActGroup8
 				continue
 			}
@@ -120,10 +114,10 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	pack, pack8, kpack8 := job.pack, job.pack8, job.kpack8
+	pack, pack8 := job.pack, job.pack8
 	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out}
 	job.pack, job.packBlocks = packActs4(t, acts, pack)
-	job.pack8, job.kpack8, job.pack8Blocks = packActs8(t, acts, pack8, kpack8)
+	job.pack8, job.pack8Blocks = packActs8(t, acts, pack8)
 	p.Run(rows, 16, job)
 }
 
@@ -148,56 +142,75 @@ func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
 	return pack, nb
 }
 
-// pack8BlockBytes is the size of one block of a group of eight Q8_0
+// q8Pack8Bytes is the size of one block of a group of eight Q8_0
 // activations interleaved (packActs8): the eight activations' 32 quants, one
 // after the other, then their eight scales as float32.
-const pack8BlockBytes = matMulActGroup8*QK + matMulActGroup8*4
+const q8Pack8Bytes = matMulActGroup8*QK + matMulActGroup8*4
 
-// packActs8 fills pack (Q8_0) or kpack (Q4_K) with each full group of
-// eight activations of acts interleaved block by block when the active tier
-// has kernels of eight activations for t (packsActs8), and returns them with
-// the number of blocks (Q4_K: super-blocks) per group; otherwise both
-// emptied and 0. A Q8_0 block takes pack8BlockBytes: the eight activations'
-// 32 quants one after the other, then their eight scales, side by side so
-// that a kernel multiplies them with the weight block's scale in one vector
-// product; one pointer walks all eight activations. A Q4_K super-block is a
-// kPack8. It runs once per product, before the rows are split over the
+// pack8Bytes is the size of one block (Q8_0) or super-block (Q4_K, Q6_K) of
+// eight activations packed for weights of type t (packActs8).
+func pack8Bytes(t Type) int {
+	switch t {
+	case Q4_K:
+		return int(unsafe.Sizeof(kPack8{}))
+	case Q6_K:
+		return int(unsafe.Sizeof(q6Pack8{}))
+	}
+	return q8Pack8Bytes
+}
+
+// packActs8 fills pack with each full group of eight activations of acts
+// interleaved block by block when the active tier has kernels of eight
+// activations for t (packsActs8), and returns it with the number of blocks
+// (K-quants: super-blocks) per group; otherwise pack emptied and 0. A Q8_0
+// block takes q8Pack8Bytes: the eight activations' 32 quants one after the
+// other, then their eight scales, side by side so that a kernel multiplies
+// them with the weight block's scale in one vector product; one pointer
+// walks all eight activations. A Q4_K super-block is a kPack8, a Q6_K one a
+// q6Pack8. It runs once per product, before the rows are split over the
 // threads.
-func packActs8(t Type, acts []Activation, pack []byte, kpack []kPack8) ([]byte, []kPack8, int) {
+func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
 	groups := len(acts) / matMulActGroup8
 	if groups == 0 || !packsActs8(t) {
-		return pack[:0], kpack[:0], 0
+		return pack[:0], 0
 	}
-	if t == Q4_K {
-		nb := packableBlocks(acts, Q8_K, QKK)
-		if nb == 0 {
-			return pack[:0], kpack[:0], 0
-		}
-		kpack = grow(kpack, groups*nb)
-		for g := range groups {
-			packKActs8(kpack[g*nb:(g+1)*nb], acts[g*matMulActGroup8:(g+1)*matMulActGroup8])
-		}
-		return pack[:0], kpack, nb
+	kind, block := Q8_0, QK
+	if t == Q4_K || t == Q6_K {
+		kind, block = Q8_K, QKK
 	}
-	nb := packableBlocks(acts, Q8_0, QK)
+	nb := packableBlocks(acts, kind, block)
 	if nb == 0 {
-		return pack[:0], kpack[:0], 0
+		return pack[:0], 0
 	}
-	pack = grow(pack, groups*nb*pack8BlockBytes)
+	size := nb * pack8Bytes(t)
+	pack = grow(pack, groups*size)
 	for g := range groups {
-		group := acts[g*matMulActGroup8 : (g+1)*matMulActGroup8]
-		for i := range nb {
-			blk := pack[(g*nb+i)*pack8BlockBytes:][:pack8BlockBytes]
-			for b := range group {
-				a := &group[b]
-				for k, q := range a.Qs[i*QK : (i+1)*QK] {
-					blk[b*QK+k] = byte(q)
-				}
-				binary.LittleEndian.PutUint32(blk[matMulActGroup8*QK+4*b:], math.Float32bits(a.D[i]))
-			}
+		group, dst := acts[g*matMulActGroup8:(g+1)*matMulActGroup8], pack[g*size:(g+1)*size]
+		switch t {
+		case Q4_K:
+			packKActs8(unsafe.Slice((*kPack8)(unsafe.Pointer(&dst[0])), nb), group)
+		case Q6_K:
+			packQ6Acts8(unsafe.Slice((*q6Pack8)(unsafe.Pointer(&dst[0])), nb), group)
+		default:
+			packQ8Acts8(dst, nb, group)
 		}
 	}
-	return pack, kpack[:0], nb
+	return pack, nb
+}
+
+// packQ8Acts8 interleaves the nb blocks of the eight Q8_0 activations acts
+// into dst (q8Pack8Bytes per block).
+func packQ8Acts8(dst []byte, nb int, acts []Activation) {
+	for i := range nb {
+		blk := dst[i*q8Pack8Bytes:][:q8Pack8Bytes]
+		for b := range acts[:matMulActGroup8] {
+			a := &acts[b]
+			for k, q := range a.Qs[i*QK : (i+1)*QK] {
+				blk[b*QK+k] = byte(q)
+			}
+			binary.LittleEndian.PutUint32(blk[matMulActGroup8*QK+4*b:], math.Float32bits(a.D[i]))
+		}
+	}
 }
 
 // packableBlocks returns the number of blocks of block values of the
