@@ -1389,3 +1389,74 @@ q80rowsActs8Block:
 	JNZ    q80rowsActs8Row
 	VZEROUPPER
 	RET
+
+// func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+//
+// Sets out[b·stride + k] to dotQ4_0Generic of the row of nb blocks at
+// w + k·rowBytes with activation b of the eight packed at pk (packActs8, as
+// for Q8_0), k < rows: per block the weights unpacked once (Q4_0_WEIGHTS),
+// their lanes with each activation in Y4…Y11, reduced to the eight exact
+// block sums, and lane b of Y15 takes fma(float32(sumi_b), d_w·d_b, acc_b)
+// for the eight at once, dotQ4_0Generic's step.
+TEXT ·dotQ4_0RowsActs8AVX2(SB), NOSPLIT, $0-56
+	LEGACY_CONSTS
+	DWORDS(0x08080808, Y12, X12)
+	MOVQ w+0(FP), R14
+	MOVQ out+40(FP), DX
+	MOVQ stride+48(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R13
+
+q40rowsActs8Row:
+	MOVQ   R14, SI
+	MOVQ   pk+24(FP), DI
+	MOVQ   nb+32(FP), CX
+	VXORPS Y15, Y15, Y15
+
+q40rowsActs8Block:
+	Q4_0_WEIGHTS(2(SI))
+	ACT_LANES_AVX2(0(DI), Y4)
+	ACT_LANES_AVX2(32(DI), Y5)
+	ACT_LANES_AVX2(64(DI), Y6)
+	ACT_LANES_AVX2(96(DI), Y7)
+	ACT_LANES_AVX2(128(DI), Y8)
+	ACT_LANES_AVX2(160(DI), Y9)
+	ACT_LANES_AVX2(192(DI), Y10)
+	ACT_LANES_AVX2(224(DI), Y11)
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y6, Y4, Y4
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y10, Y8, Y8
+	VPERM2I128   $0x20, Y8, Y4, Y3
+	VPERM2I128   $0x31, Y8, Y4, Y4
+	VPADDD       Y4, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VPBROADCASTW (SI), X0
+	VCVTPH2PS    X0, Y0
+	VMULPS       256(DI), Y0, Y0
+	VFMADD231PS  Y3, Y0, Y15
+	ADDQ         $18, SI
+	ADDQ         $288, DI
+	DECQ         CX
+	JNZ          q40rowsActs8Block
+
+	MOVQ         DX, BX
+	LEAQ         (R8)(R8*2), AX
+	VMOVSS       X15, (BX)
+	VEXTRACTPS   $1, X15, (BX)(R8*1)
+	VEXTRACTPS   $2, X15, (BX)(R8*2)
+	VEXTRACTPS   $3, X15, (BX)(AX*1)
+	LEAQ         (BX)(R8*4), BX
+	VEXTRACTF128 $1, Y15, X15
+	VMOVSS       X15, (BX)
+	VEXTRACTPS   $1, X15, (BX)(R8*1)
+	VEXTRACTPS   $2, X15, (BX)(R8*2)
+	VEXTRACTPS   $3, X15, (BX)(AX*1)
+	ADDQ         $4, DX
+	ADDQ         rowBytes+8(FP), R14
+	DECQ         R13
+	JNZ          q40rowsActs8Row
+	VZEROUPPER
+	RET
