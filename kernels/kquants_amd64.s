@@ -1518,16 +1518,7 @@ q4kRowsActs8Last:
 	VADDPS       Y11, Y10, Y10
 	MOVQ         DX, BX
 	LEAQ         (R8)(R8*2), AX
-	VMOVSS       X10, (BX)
-	VEXTRACTPS   $1, X10, (BX)(R8*1)
-	VEXTRACTPS   $2, X10, (BX)(R8*2)
-	VEXTRACTPS   $3, X10, (BX)(AX*1)
-	LEAQ         (BX)(R8*4), BX
-	VEXTRACTF128 $1, Y10, X10
-	VMOVSS       X10, (BX)
-	VEXTRACTPS   $1, X10, (BX)(R8*1)
-	VEXTRACTPS   $2, X10, (BX)(R8*2)
-	VEXTRACTPS   $3, X10, (BX)(AX*1)
+	STORE_LANES8(Y10, X10)
 	ADDQ         $4, DX
 	ADDQ         rowBytes+8(FP), R14
 	DECQ         R13

@@ -1444,16 +1444,7 @@ q40rowsActs8Block:
 
 	MOVQ         DX, BX
 	LEAQ         (R8)(R8*2), AX
-	VMOVSS       X15, (BX)
-	VEXTRACTPS   $1, X15, (BX)(R8*1)
-	VEXTRACTPS   $2, X15, (BX)(R8*2)
-	VEXTRACTPS   $3, X15, (BX)(AX*1)
-	LEAQ         (BX)(R8*4), BX
-	VEXTRACTF128 $1, Y15, X15
-	VMOVSS       X15, (BX)
-	VEXTRACTPS   $1, X15, (BX)(R8*1)
-	VEXTRACTPS   $2, X15, (BX)(R8*2)
-	VEXTRACTPS   $3, X15, (BX)(AX*1)
+	STORE_LANES8(Y15, X15)
 	ADDQ         $4, DX
 	ADDQ         rowBytes+8(FP), R14
 	DECQ         R13

@@ -61,3 +61,17 @@
 
 // X5 = the largest of the eight lanes of Y5 (none is NaN). Clobbers X4.
 #define HMAX8_Y5 FOLD8(VMAXPS, VMAXSS, Y5, X5, X5, X4)
+
+// Stores the eight float32 lanes of Y (low half X) at (BX), (BX)(R8*1), …:
+// lane b at BX + b·R8, with AX = 3·R8. Clobbers BX and the high half of Y.
+#define STORE_LANES8(Y, X) \
+	VMOVSS       X, (BX); \
+	VEXTRACTPS   $1, X, (BX)(R8*1); \
+	VEXTRACTPS   $2, X, (BX)(R8*2); \
+	VEXTRACTPS   $3, X, (BX)(AX*1); \
+	LEAQ         (BX)(R8*4), BX; \
+	VEXTRACTF128 $1, Y, X; \
+	VMOVSS       X, (BX); \
+	VEXTRACTPS   $1, X, (BX)(R8*1); \
+	VEXTRACTPS   $2, X, (BX)(R8*2); \
+	VEXTRACTPS   $3, X, (BX)(AX*1)
