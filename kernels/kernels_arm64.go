@@ -151,6 +151,9 @@ func axpysF32F16(y, alpha []float32, x []uint16, stride int) {
 	axpysF32F16NEON(&y[0], &alpha[0], &x[0], stride, len(y), len(alpha))
 }
 
+// axpysQ8_0 is axpysQ8_0Generic on arm64 (no NEON kernel yet).
+func axpysQ8_0(y, alpha []float32, x []byte, stride int) { axpysQ8_0Generic(y, alpha, x, stride) }
+
 // dotQ4_0NEON returns the dot product of nb Q4_0 blocks at w with the Q8_0
 // activation quants qs and scales d, as dotQ4_0Generic, without SDOT.
 //

@@ -53,11 +53,10 @@ func AxpysQ8_0(y, alpha []float32, x []byte, stride int) {
 		return
 	}
 	row := blocks(len(y)) * q8_0Bytes
-	axpysQ8_0Generic(y, alpha, x[:(len(alpha)-1)*stride+row], stride)
+	axpysQ8_0(y, alpha, x[:(len(alpha)-1)*stride+row], stride)
 }
 
-// axpysQ8_0Generic is the portable AxpysQ8_0 (no architecture has its own
-// kernel yet).
+// axpysQ8_0Generic is the portable AxpysQ8_0.
 func axpysQ8_0Generic(y, alpha []float32, x []byte, stride int) {
 	nb := blocks(len(y))
 	for t, a := range alpha {

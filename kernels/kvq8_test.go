@@ -123,3 +123,54 @@ func TestAxpysQ8_0(t *testing.T) {
 	}
 	AxpysQ8_0(got, nil, nil, stride) // no rows: nothing read
 }
+
+// TestTwinAxpysQ8_0 compares AxpysQ8_0 with its portable twin bit for bit,
+// every tier: head sizes of one to eight blocks, row counts around the
+// loops' steps, strides wider than a head (a cache row holds every head),
+// half scales of every style (zero, the largest, subnormal, mixed), weights
+// that include 0, unaligned slices, and output slices followed by guard
+// values.
+func TestTwinAxpysQ8_0(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(25, 26))
+		for _, hd := range []int{32, 64, 96, 128, 256} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 8, 9, 33} {
+				for _, style := range twinScaleStyles {
+					stride := (hd/QK)*q8_0Bytes*(1+rows%3) + 7*(rows%2)
+					kv := make([]byte, (rows-1)*stride+hd/QK*q8_0Bytes)
+					for i := range kv {
+						kv[i] = byte(r.Uint32())
+					}
+					for k := range rows {
+						for b := range hd / QK {
+							h := twinScale(r, style)
+							kv[k*stride+b*q8_0Bytes], kv[k*stride+b*q8_0Bytes+1] = byte(h), byte(h>>8)
+						}
+					}
+					alpha := make([]float32, rows)
+					for k := range alpha {
+						alpha[k] = float32(r.Float64())
+					}
+					alpha[rows/2] = 0
+					y := make([]float32, hd)
+					for i := range y {
+						y[i] = float32(r.NormFloat64())
+					}
+					want := append([]float32(nil), y...)
+					axpysQ8_0Generic(want, alpha, kv, stride)
+					got := guarded(make([]float32, hd), rows%8, guardD)
+					copy(got, y)
+					AxpysQ8_0(got, atOffset(alpha, rows%8), atOffset(kv, rows%16), stride)
+					for j := range want {
+						if !sameBits(got[j], want[j]) {
+							t.Fatalf("hd=%d rows=%d %s: y[%d] = %v, twin %v", hd, rows, style, j, got[j], want[j])
+						}
+					}
+					if err := checkGuard(got, guardD, "y"); err != nil {
+						t.Fatalf("hd=%d rows=%d %s: %v", hd, rows, style, err)
+					}
+				}
+			}
+		}
+	})
+}
