@@ -38,7 +38,7 @@ ci: test cross
 # the listed ones, here and for this machine (HOST_TIERS: what the kernel's
 # /proc/cpuinfo flags say this x86-64 CPU offers, read by .ci/host-tiers).
 HOST_TIERS ?= $(shell bash .ci/host-tiers)
-QEMU_ENGINE_TESTS := TestConformanceLogits|TestStoriesGreedy|TestGenerateWithGrammar
+QEMU_ENGINE_TESTS := TestConformanceLogits|TestConformanceQ8_0KV|TestStoriesGreedy|TestGenerateWithGrammar
 cross:
 	EDGELLM_TEST_TIERS=$(HOST_TIERS) $(GO) test -count=1 -run '^TestTiers$$' -v ./kernels
 	QEMU_CPU=cortex-a72 EDGELLM_TEST_TIERS=NEON,generic GOARCH=arm64 $(GO) test -count=1 -timeout 30m -exec qemu-aarch64-static ./kernels

@@ -58,6 +58,10 @@ type ModelConfig struct {
 	// (chatml, zephyr, llama2, llama3, llama3.1, phi3); empty means the
 	// model's own (tokenizer.chat_template, rendered with Jinja).
 	ChatTemplate string `yaml:"chat_template"`
+	// KVType is how attention layers store keys and values: f16 (the
+	// default) or q8_0 (34/64 of the memory; llama.cpp's -ctk q8_0 -ctv
+	// q8_0).
+	KVType string `yaml:"kv_type"`
 }
 
 // MQTTConfig is the `mqtt` section.
@@ -199,6 +203,7 @@ type SamplingConfig struct {
 const (
 	DefaultContext        = 2048
 	DefaultNice           = 10
+	DefaultKVType         = "f16"
 	DefaultBroker         = "tcp://localhost:1883"
 	DefaultEmbeddedListen = ":1883"
 	// EmbeddedBroker is the mqtt.broker value that runs the built-in broker.
@@ -224,7 +229,7 @@ const (
 // NodeID "" means "the host name".
 func DefaultConfig() *Config {
 	return &Config{
-		Model: ModelConfig{Context: DefaultContext, Nice: DefaultNice},
+		Model: ModelConfig{Context: DefaultContext, Nice: DefaultNice, KVType: DefaultKVType},
 		MQTT: MQTTConfig{
 			Broker:         DefaultBroker,
 			BaseTopic:      DefaultBaseTopic,

@@ -125,6 +125,7 @@ model:
   threads: 3
   nice: -5
   chat_template: chatml
+  kv_type: q8_0
 mqtt:
   broker: ssl://broker.lan
   node_id: kitchen-pi
@@ -147,7 +148,7 @@ state_dir: /tmp/s
 		t.Fatal(err)
 	}
 	want := &Config{
-		Model: ModelConfig{Path: "/m.gguf", Context: 4096, Threads: 3, Nice: -5, ChatTemplate: "chatml"},
+		Model: ModelConfig{Path: "/m.gguf", Context: 4096, Threads: 3, Nice: -5, ChatTemplate: "chatml", KVType: "q8_0"},
 		MQTT: MQTTConfig{Broker: "ssl://broker.lan:8883", NodeID: "kitchen-pi", BaseTopic: "home/llm", Username: "pi",
 			PasswordFile: "/etc/edgellm/pw", TLS: TLSConfig{CA: "/ca.pem", Cert: "/c.pem", Key: "/k.pem"}, Pool: "fleet_1",
 			StatusInterval: 15 * time.Second, HomeAssistant: HomeAssistantConfig{Enabled: false, DiscoveryPrefix: "ha"},
@@ -181,7 +182,7 @@ func TestParseConfigErrors(t *testing.T) {
 		msg        string
 	}{
 		{"unknown top key", "modle:\n  path: x\n", "modle", 1, "unknown key"},
-		{"unknown nested key", minimal + "  contxt: 5\n", "model.contxt", 3, "unknown key; the keys of model are: chat_template, context, nice, path, threads"},
+		{"unknown nested key", minimal + "  contxt: 5\n", "model.contxt", 3, "unknown key; the keys of model are: chat_template, context, kv_type, nice, path, threads"},
 		{"unknown deep key", minimal + "mqtt:\n  tls:\n    capath: x\n", "mqtt.tls.capath", 5, "unknown key"},
 		{"int type", minimal + "  context: big\n", "model.context", 3, "want an integer, got !!str `big`"},
 		{"float type", minimal + "sampling:\n  top_p: high\n", "sampling.top_p", 4, "want a number"},
@@ -196,6 +197,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"context too small", minimal + "  context: 8\n", "model.context", 3, "between 16 and"},
 		{"negative threads", minimal + "  threads: -1\n", "model.threads", 3, "between 0 and"},
 		{"nice out of range", minimal + "  nice: 20\n", "model.nice", 3, "between -20 and 19"},
+		{"kv type", minimal + "  kv_type: q4\n", "model.kv_type", 3, `"q4": want one of f16, q8_0`},
 		{"broker scheme", minimal + "mqtt:\n  broker: mqtt://h:1883\n", "mqtt.broker", 4, "use tcp://, ssl://, ws:// or wss://"},
 		{"broker http", minimal + "mqtt:\n  broker: http://h\n", "mqtt.broker", 4, "not supported"},
 		{"broker no host", minimal + "mqtt:\n  broker: tcp://:1883\n", "mqtt.broker", 4, "no host"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/chat"
 	"github.com/edgellm/edgellm/mqtt"
 )
@@ -61,6 +62,9 @@ func (c *Config) validate() error {
 	add(c.intRange("model.context", m.Context, 16, 1<<20))
 	add(c.intRange("model.threads", m.Threads, 0, 1024))
 	add(c.intRange("model.nice", m.Nice, -20, 19))
+	if _, err := inference.ParseKVType(m.KVType); err != nil {
+		add(c.fieldErr("model.kv_type", "%q: want one of %s", m.KVType, strings.Join(inference.KVTypeNames(), ", ")))
+	}
 
 	q := &c.MQTT
 	if q.Broker == EmbeddedBroker {

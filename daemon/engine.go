@@ -36,6 +36,7 @@ type LoadOptions struct {
 	Context      int    // model.context
 	Threads      int    // model.threads (resolved, ≥ 1)
 	ChatTemplate string // model.chat_template ("" = the model's own)
+	KVType       string // model.kv_type ("" = f16)
 	// TemplateProbe, when set, probes Jinja chat templates (the model's,
 	// model.chat_template's, a request's) in a child process before they
 	// are used; nil uses them unprobed.
@@ -73,6 +74,11 @@ type ModelInfo struct {
 	// (global attention layers grow with the context; sliding-window rings
 	// and convolution states do not).
 	CacheBytesPerToken, CacheBytesFixed uint64
+	// KVType is how the attention layers store keys and values (f16,
+	// q8_0), and KVCacheBytes the layers' caches at the loaded context;
+	// both reported in the status.
+	KVType       string
+	KVCacheBytes uint64
 }
 
 // CacheBytes is the memory of the model's caches at a context of n tokens

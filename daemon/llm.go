@@ -42,13 +42,26 @@ type llm struct {
 // allocated, so a context that does not fit the memory budget is refused
 // before it takes the memory.
 func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
+	kv, err := inference.ParseKVType(opts.KVType)
+	if err != nil {
+		return nil, fmt.Errorf("model.kv_type: %w", err)
+	}
 	m, err := inference.Load(opts.Path)
 	if err != nil {
 		return nil, err
 	}
-	cost := m.Config.CacheCost()
+	if err := m.Config.CheckKVType(kv); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("model.kv_type: %w", err)
+	}
+	cost := m.Config.CacheCost(kv)
 	info := ModelInfo{Name: m.Config.Name, Path: opts.Path, Layers: m.Config.NLayer, ContextTrain: m.Config.NCtxTrain,
-		CacheBytesPerToken: uint64(cost.PerToken), CacheBytesFixed: uint64(cost.Fixed)}
+		CacheBytesPerToken: uint64(cost.PerToken), CacheBytesFixed: uint64(cost.Fixed), KVType: kv.String()}
+	ctxLen := opts.Context
+	if ctxLen <= 0 {
+		ctxLen = m.Config.NCtxTrain
+	}
+	info.KVCacheBytes = uint64(m.Config.CacheBytes(ctxLen, kv))
 	if info.Name == "" {
 		info.Name = strings.TrimSuffix(filepath.Base(opts.Path), filepath.Ext(opts.Path))
 	}
@@ -77,7 +90,7 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	if opts.ChatTemplate != "" && e.tmplErr != nil {
 		return fail(fmt.Errorf("model.chat_template: %w", e.tmplErr))
 	}
-	if e.state, err = m.NewState(opts.Context, opts.Threads); err != nil {
+	if e.state, err = m.NewStateKV(opts.Context, opts.Threads, kv); err != nil {
 		return fail(err)
 	}
 	e.gen = inference.NewGenerator(e.state, m.Tokenizer)

@@ -62,7 +62,8 @@ func (s *server) reload(ctx context.Context) {
 	s.log.Info("configuration reloaded", "file", s.opts.ConfigPath)
 
 	if old.Model.Path == cfg.Model.Path && old.Model.Context == cfg.Model.Context &&
-		old.Model.Threads == cfg.Model.Threads && old.Model.ChatTemplate == cfg.Model.ChatTemplate {
+		old.Model.Threads == cfg.Model.Threads && old.Model.ChatTemplate == cfg.Model.ChatTemplate &&
+		old.Model.KVType == cfg.Model.KVType {
 		ready()
 		s.kickStatus()
 		return

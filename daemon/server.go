@@ -286,6 +286,7 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Context:       cfg.Model.Context,
 		Threads:       cfg.Model.Threads,
 		ChatTemplate:  cfg.Model.ChatTemplate,
+		KVType:        cfg.Model.KVType,
 		TemplateProbe: s.opts.TemplateProbe,
 		CacheFile:     s.promptCacheFile(cfg),
 		PrefixCacheBytes: func() int64 {
@@ -319,7 +320,7 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 	s.model.Store(m)
 	s.loaded = cfg
 	s.log.Info("model loaded", "model", m.Name, "path", m.Path, "context", cfg.Model.Context, "threads", cfg.Model.Threads,
-		"kv_cache_bytes", plan.KVBytes, "heap_limit", plan.HeapLimit, "model_resident", plan.ModelResident)
+		"kv_type", m.KVType, "kv_cache_bytes", plan.KVBytes, "heap_limit", plan.HeapLimit, "model_resident", plan.ModelResident)
 	return e, nil
 }
 

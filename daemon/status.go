@@ -62,6 +62,8 @@ func (s *server) status() mqtt.Status {
 		JobsHTTP:        s.jobsHTTP.Load(),
 		TokensGenerated: s.tokens.Load(),
 		MemoryLimit:     s.budget.Limit,
+		KVType:          info.KVType,
+		KVCacheBytes:    info.KVCacheBytes,
 	}
 	if tps, ok := s.decodeRates.rate(time.Now()); ok {
 		tps = math.Round(tps*10) / 10

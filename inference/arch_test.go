@@ -109,7 +109,7 @@ func TestSlidingWindowRing(t *testing.T) {
 	if rings != 6 {
 		t.Fatalf("%d ring layers, want 6", rings)
 	}
-	if got, want := m.Config.CacheBytes(ctx), int64(ctx)*7*256*4; got >= want/2 {
+	if got, want := m.Config.CacheBytes(ctx, KVF16), int64(ctx)*7*256*4; got >= want/2 {
 		t.Errorf("cache of %d bytes, full caches take %d", got, want)
 	}
 	ids := testIDs(t, "gemma3-tiny-q8_0", m.Config.NVocab, 150)
@@ -201,7 +201,7 @@ func TestCachesKeepOutputsNewArchitectures(t *testing.T) {
 			_, s, g := newTestState(t, name+".gguf")
 			_, _, fresh := newTestState(t, name+".gguf")
 			rewinds := true
-			for _, spec := range s.m.Config.CacheSpecs(s.Ctx()) {
+			for _, spec := range s.m.Config.CacheSpecs(s.Ctx(), s.KVType()) {
 				rewinds = rewinds && (spec.Kind == CacheKV && spec.Window == 0 || spec.Kind == CacheNone)
 			}
 			base := cachePrompt(5, 60)

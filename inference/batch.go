@@ -263,6 +263,14 @@ func (s *State) attention(out, x []float32, l, n int) {
 	if own {
 		cache.wrote(s.pos + n)
 	}
+	if cache.spec.KV == KVQ8_0 {
+		for i := range n {
+			q := row(s.q, i, qDim)
+			for h := range a.NHead {
+				kernels.QuantizeActivation(&s.qAct[h*n+i], kernels.Q8_0, q[h*hd:(h+1)*hd])
+			}
+		}
+	}
 	s.attJob = attentionJob{s: s, a: a, cache: cache, pos: s.pos, n: n}
 	s.pool.Run(a.NHead*n, 1, &s.attJob) // att = softmax(q·Kᵀ)·V per head
 	if a.OutGate {
@@ -328,6 +336,11 @@ func (s *State) storeKV(L *Layer, a *AttnSpec, cache *layerCache, i int) {
 	}
 	if a.Rope >= 0 {
 		s.rope[a.Rope].rotate(k, a.NHeadKV, hd, i)
+	}
+	if cache.spec.KV == KVQ8_0 {
+		kernels.QuantizeQ8_0Blocks(cache.keyBytes(s.pos+i), k)
+		kernels.QuantizeQ8_0Blocks(cache.valueBytes(s.pos+i), v)
+		return
 	}
 	kernels.FP32ToFP16Slice(cache.keyRow(s.pos+i), k)
 	kernels.FP32ToFP16Slice(cache.valueRow(s.pos+i), v)
@@ -525,6 +538,11 @@ type attentionJob struct {
 // are kept on the stack; a longer context is taken attScores positions at a
 // time in three passes (maximum, sum, weighted values), the scores computed
 // again in each.
+//
+// With a Q8_0 cache the scores are the Q8_0 dots of the query quantized to
+// Q8_0 (State.qAct) with the keys, and the values are dequantized to float32
+// before they are weighted and added, as the reference's attention with a
+// quantized cache does; the softmax is the same.
 func (j *attentionJob) Do(lo, hi int) {
 	s, a := j.s, j.a
 	hd, qDim := a.HeadDim, a.QDim()
@@ -534,7 +552,10 @@ func (j *attentionJob) Do(lo, hi int) {
 	for item := lo; item < hi; item++ {
 		h, i := item/j.n, item%j.n
 		q := qBuf[:hd]
-		kernels.RoundFP16(q, row(s.q, i, qDim)[h*hd:(h+1)*hd])
+		if j.cache.spec.KV == KVF16 {
+			kernels.RoundFP16(q, row(s.q, i, qDim)[h*hd:(h+1)*hd])
+		}
+		qa := j.queryAct(item)
 		out := row(s.att, i, qDim)[h*hd : (h+1)*hd]
 		clear(out)
 		kv := (h / group) * hd // the head's offset in a key or value row
@@ -550,7 +571,7 @@ func (j *attentionJob) Do(lo, hi int) {
 		maxScore := float32(math.Inf(-1))
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
-			j.scores(sc, q, t, kv)
+			j.scores(sc, q, qa, t, kv)
 			for _, v := range sc {
 				maxScore = max(maxScore, v)
 			}
@@ -559,7 +580,7 @@ func (j *attentionJob) Do(lo, hi int) {
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
 			if !kept {
-				j.scores(sc, q, t, kv)
+				j.scores(sc, q, qa, t, kv)
 			}
 			kernels.ExpSub(sc, maxScore)
 			for _, v := range sc {
@@ -569,7 +590,7 @@ func (j *attentionJob) Do(lo, hi int) {
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
 			if !kept {
-				j.scores(sc, q, t, kv)
+				j.scores(sc, q, qa, t, kv)
 				kernels.ExpSub(sc, maxScore)
 			}
 			j.weigh(out, sc, float32(1/sum), t, kv)
@@ -577,14 +598,28 @@ func (j *attentionJob) Do(lo, hi int) {
 	}
 }
 
-// scores sets sc[t] to the scaled score of q with the key of position
-// first+t (the head's part of the key row at offset kv).
-func (j *attentionJob) scores(sc, q []float32, first, kv int) {
+// queryAct is item's query quantized to Q8_0 with a Q8_0 cache, else nil.
+func (j *attentionJob) queryAct(item int) *kernels.Activation {
+	if j.cache.spec.KV != KVQ8_0 {
+		return nil
+	}
+	return &j.s.qAct[item]
+}
+
+// scores sets sc[t] to the scaled score of the query with the key of
+// position first+t (the head's part of the key row at offset kv): q rounded
+// to FP16 with an FP16 cache, qa with a Q8_0 cache.
+func (j *attentionJob) scores(sc, q []float32, qa *kernels.Activation, first, kv int) {
 	rows, width := j.cache.spec.Rows, j.cache.spec.Width
+	rb, kvb := j.cache.rowBytes(), kv/kvBlock*kvBlockBytes
 	for t := 0; t < len(sc); {
 		r := (first + t) % rows
 		seg := sc[t:min(len(sc), t+rows-r)] // up to the end of a ring
-		kernels.DotsF32F16(seg, q, j.cache.k[r*width+kv:], width)
+		if qa != nil {
+			kernels.DotsQ8_0(seg, qa, j.cache.kq[r*rb+kvb:], rb)
+		} else {
+			kernels.DotsF32F16(seg, q, j.cache.k[r*width+kv:], width)
+		}
 		t += len(seg)
 	}
 	if j.a.Scale != 1 {
@@ -598,10 +633,15 @@ func (j *attentionJob) weigh(out, w []float32, inv float32, first, kv int) {
 	kernels.ScaleF32(w, inv)
 	kernels.RoundFP16(w, w)
 	rows, width := j.cache.spec.Rows, j.cache.spec.Width
+	rb, kvb := j.cache.rowBytes(), kv/kvBlock*kvBlockBytes
 	for t := 0; t < len(w); {
 		r := (first + t) % rows
 		seg := w[t:min(len(w), t+rows-r)]
-		kernels.AxpysF32F16(out, seg, j.cache.v[r*width+kv:], width)
+		if j.cache.spec.KV == KVQ8_0 {
+			kernels.AxpysQ8_0(out, seg, j.cache.vq[r*rb+kvb:], rb)
+		} else {
+			kernels.AxpysF32F16(out, seg, j.cache.v[r*width+kv:], width)
+		}
 		t += len(seg)
 	}
 }

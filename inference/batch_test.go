@@ -40,12 +40,12 @@ func tokenLogits(t *testing.T, s *State, ids []int32) [][]float32 {
 }
 
 // newBatchTest loads the model name and returns a state with room for
-// batchTestLen positions, at position 0, the test ids, and the logits after
-// each of them fed one at a time.
-func newBatchTest(t *testing.T, name string) (*State, []int32, [][]float32) {
+// batchTestLen positions and a KV cache of type kv, at position 0, the test
+// ids, and the logits after each of them fed one at a time.
+func newBatchTest(t *testing.T, name string, kv KVType) (*State, []int32, [][]float32) {
 	m := loadTestModel(t, name)
 	ids := testIDs(t, name, m.Config.NVocab, batchTestLen)
-	s, err := m.NewState(batchTestLen, 2)
+	s, err := m.NewStateKV(batchTestLen, 2, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,62 +96,73 @@ func evalRows(t *testing.T, s *State, ids []int32, want [][]float32, what string
 // batch (so the KV cache a batch writes is the same too).
 func TestBatchMatchesTokenByToken(t *testing.T) {
 	for _, tc := range conformanceModels {
-		t.Run(tc.name, func(t *testing.T) {
-			s, ids, want := newBatchTest(t, tc.name)
-			evalRows(t, s, ids, want, "Eval")
-			if s.Pos() != len(ids) {
-				t.Fatalf("Eval of %d ids: position %d", len(ids), s.Pos())
-			}
-			for _, n := range []int{1, maxBatch - 1, maxBatch, maxBatch + 1, batchTestLen} {
-				s.Reset()
-				last, err := s.Prefill(context.Background(), ids[:n], true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameBits(t, "Prefill", last, want[n-1])
-				if s.Pos() != n {
-					t.Fatalf("Prefill of %d ids: position %d", n, s.Pos())
-				}
-			}
-
-			// A batch from position 5, then single tokens after it.
-			s.Reset()
-			if l, err := s.Prefill(context.Background(), ids[:5], false); l != nil || err != nil {
-				t.Fatalf("Prefill without logits: %v, %v", l, err)
-			}
-			const mid = 5 + maxBatch + 3
-			evalRows(t, s, ids[5:mid], want[5:], "Eval from position 5")
-			for i := mid; i < mid+4; i++ {
-				l, err := s.Forward(ids[i], true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sameBits(t, "Forward after a batch", l, want[i])
-			}
-
-			// Rewind into a batch and consume the rest again; a state that
-			// cannot rewind (a convolution state) says so and starts over.
-			from := 10
-			if !s.Rewind(from) {
-				if s.CanRewind(from) || s.Pos() != 0 {
-					t.Fatalf("Rewind(%d) failed but CanRewind says %v, position %d", from, s.CanRewind(from), s.Pos())
-				}
-				from = 0
-			}
-			last, err := s.Prefill(context.Background(), ids[from:], true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameBits(t, "Prefill after Rewind", last, want[len(ids)-1])
-		})
+		t.Run(tc.name, func(t *testing.T) { checkBatchMatches(t, tc.name, KVF16) })
 	}
+}
+
+// TestBatchMatchesTokenByTokenQ8_0 is TestBatchMatchesTokenByToken with a
+// Q8_0 KV cache: each key, value and query is quantized on its own, so
+// batches change nothing either.
+func TestBatchMatchesTokenByTokenQ8_0(t *testing.T) {
+	for _, tc := range q8KVModels {
+		t.Run(tc.name, func(t *testing.T) { checkBatchMatches(t, tc.name, KVQ8_0) })
+	}
+}
+
+func checkBatchMatches(t *testing.T, name string, kv KVType) {
+	s, ids, want := newBatchTest(t, name, kv)
+	evalRows(t, s, ids, want, "Eval")
+	if s.Pos() != len(ids) {
+		t.Fatalf("Eval of %d ids: position %d", len(ids), s.Pos())
+	}
+	for _, n := range []int{1, maxBatch - 1, maxBatch, maxBatch + 1, batchTestLen} {
+		s.Reset()
+		last, err := s.Prefill(context.Background(), ids[:n], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBits(t, "Prefill", last, want[n-1])
+		if s.Pos() != n {
+			t.Fatalf("Prefill of %d ids: position %d", n, s.Pos())
+		}
+	}
+
+	// A batch from position 5, then single tokens after it.
+	s.Reset()
+	if l, err := s.Prefill(context.Background(), ids[:5], false); l != nil || err != nil {
+		t.Fatalf("Prefill without logits: %v, %v", l, err)
+	}
+	const mid = 5 + maxBatch + 3
+	evalRows(t, s, ids[5:mid], want[5:], "Eval from position 5")
+	for i := mid; i < mid+4; i++ {
+		l, err := s.Forward(ids[i], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBits(t, "Forward after a batch", l, want[i])
+	}
+
+	// Rewind into a batch and consume the rest again; a state that
+	// cannot rewind (a convolution state) says so and starts over.
+	from := 10
+	if !s.Rewind(from) {
+		if s.CanRewind(from) || s.Pos() != 0 {
+			t.Fatalf("Rewind(%d) failed but CanRewind says %v, position %d", from, s.CanRewind(from), s.Pos())
+		}
+		from = 0
+	}
+	last, err := s.Prefill(context.Background(), ids[from:], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "Prefill after Rewind", last, want[len(ids)-1])
 }
 
 // TestEvalStopsAtCallbackError checks that when fn fails in the middle of a
 // batch, Eval returns its error and the state keeps the tokens up to the one
 // reported, so that going on from there gives the right logits.
 func TestEvalStopsAtCallbackError(t *testing.T) {
-	s, ids, want := newBatchTest(t, "tiny-q4_k_m")
+	s, ids, want := newBatchTest(t, "tiny-q4_k_m", KVF16)
 	stop := errors.New("stop")
 	const at = maxBatch + 7
 	err := s.Eval(ids, func(i int, _ []float32) error {
@@ -226,13 +237,13 @@ func TestPrefillChecksAndCancels(t *testing.T) {
 }
 
 // TestPrefillZeroAllocs checks that consuming a prompt of several batches
-// allocates nothing.
+// allocates nothing, with FP16 and with Q8_0 KV caches.
 func TestPrefillZeroAllocs(t *testing.T) {
-	for _, name := range zeroAllocModels {
-		t.Run(name, func(t *testing.T) {
-			m := loadTestModel(t, name)
-			ids := testIDs(t, name, m.Config.NVocab, batchTestLen)
-			s, err := m.NewState(batchTestLen, 2)
+	for _, tc := range zeroAllocCases() {
+		t.Run(tc.name+"/"+tc.kv.String(), func(t *testing.T) {
+			m := loadTestModel(t, tc.name)
+			ids := testIDs(t, tc.name, m.Config.NVocab, batchTestLen)
+			s, err := m.NewStateKV(batchTestLen, 2, tc.kv)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 )
@@ -10,7 +11,8 @@ import (
 // state's memory, `info`'s estimate, the daemon's memory plan, the prompt
 // cache file and the prefix cache all derive from these declarations.
 //
-//   - An attention layer keeps the keys and values of past positions in FP16.
+//   - An attention layer keeps the keys and values of past positions in FP16,
+//     or in Q8_0 blocks (KVType).
 //     A global layer keeps every position of the context. A sliding-window
 //     layer keeps a ring of Window + maxBatch − 1 positions: a query sees its
 //     Window latest positions, and a batch writes its maxBatch keys before
@@ -31,7 +33,7 @@ type CacheKind int
 
 // The cache kinds.
 const (
-	CacheKV   CacheKind = iota // keys and values of Rows positions, FP16; a ring when Rows < the context
+	CacheKV   CacheKind = iota // keys and values of Rows positions, FP16 or Q8_0 (KVType); a ring when Rows < the context
 	CacheConv                  // the last Rows inputs of a short convolution, F32
 	// CacheDeltaNet is a DeltaNet layer's convolution history then its
 	// recurrent states, F32, as Rows rows of StateDim values: (ConvL−1)·
@@ -51,9 +53,10 @@ func (k CacheKind) Recurrent() bool { return k == CacheConv || k == CacheDeltaNe
 // CacheSpec is one layer's cache for a given context.
 type CacheSpec struct {
 	Kind   CacheKind
-	Rows   int // positions kept: the context, a window ring, or ConvL−1 inputs (DeltaNet: see CacheDeltaNet)
-	Width  int // values per row: the key (= value) width, NEmbd, or the DeltaNet state size
-	Window int // attention window (0: the whole context)
+	Rows   int    // positions kept: the context, a window ring, or ConvL−1 inputs (DeltaNet: see CacheDeltaNet)
+	Width  int    // values per row: the key (= value) width, NEmbd, or the DeltaNet state size
+	Window int    // attention window (0: the whole context)
+	KV     KVType // CacheKV: how keys and values are stored
 }
 
 // Ring reports whether the cache keeps fewer positions than the context, so
@@ -65,20 +68,39 @@ func (s CacheSpec) Bytes() int64 {
 	if s.Kind.Recurrent() {
 		return int64(s.Rows) * int64(s.Width) * 4
 	}
-	return int64(s.Rows) * int64(s.Width) * 2 /* K and V */ * 2 /* FP16 */
+	return int64(s.Rows) * int64(s.KV.rowBytes(s.Width)) * 2 /* K and V */
 }
 
-// CacheSpecs returns each layer's cache for a context of ctx positions.
-func (c *Config) CacheSpecs(ctx int) []CacheSpec {
+// CacheSpecs returns each layer's cache for a context of ctx positions,
+// attention layers storing their keys and values as kv.
+func (c *Config) CacheSpecs(ctx int, kv KVType) []CacheSpec {
 	specs := make([]CacheSpec, len(c.Layers))
 	for i := range c.Layers {
-		specs[i] = c.Layers[i].cacheSpec(i, c.NEmbd, ctx)
+		specs[i] = c.Layers[i].cacheSpec(i, c.NEmbd, ctx, kv)
 	}
 	return specs
 }
 
+// CheckKVType returns an error unless the model's attention layers can store
+// their keys and values as kv: Q8_0 needs head dimensions that are multiples
+// of its 32-value blocks.
+func (c *Config) CheckKVType(kv KVType) error {
+	if kv == KVF16 {
+		return nil
+	}
+	if kv != KVQ8_0 {
+		return fmt.Errorf("inference: unknown KV cache type %v", kv)
+	}
+	for i := range c.Layers {
+		if a := &c.Layers[i].Attn; c.Layers[i].Mixer == MixAttention && a.HeadDim%kvBlock != 0 {
+			return fmt.Errorf("inference: KV cache type %v: layer %d's head dimension %d is not a multiple of %d (use f16)", kv, i, a.HeadDim, kvBlock)
+		}
+	}
+	return nil
+}
+
 // cacheSpec is the cache of the layer, which is layer il of its model.
-func (l *LayerSpec) cacheSpec(il, nEmbd, ctx int) CacheSpec {
+func (l *LayerSpec) cacheSpec(il, nEmbd, ctx int, kv KVType) CacheSpec {
 	switch l.Mixer {
 	case MixShortConv:
 		return CacheSpec{Kind: CacheConv, Rows: l.ConvL - 1, Width: nEmbd}
@@ -93,14 +115,14 @@ func (l *LayerSpec) cacheSpec(il, nEmbd, ctx int) CacheSpec {
 	if w := l.Attn.Window; w > 0 {
 		rows = min(ctx, w+maxBatch-1)
 	}
-	return CacheSpec{Kind: CacheKV, Rows: rows, Width: l.Attn.KVDim(), Window: l.Attn.Window}
+	return CacheSpec{Kind: CacheKV, Rows: rows, Width: l.Attn.KVDim(), Window: l.Attn.Window, KV: kv}
 }
 
 // CacheBytes is the memory of every layer's cache at a context of ctx
-// positions.
-func (c *Config) CacheBytes(ctx int) int64 {
+// positions, keys and values stored as kv.
+func (c *Config) CacheBytes(ctx int, kv KVType) int64 {
 	var n int64
-	for _, s := range c.CacheSpecs(ctx) {
+	for _, s := range c.CacheSpecs(ctx, kv) {
 		n += s.Bytes()
 	}
 	return n
@@ -116,25 +138,26 @@ type CacheCost struct {
 }
 
 // CacheCost returns the model's cache memory per token of context and its
-// fixed part.
-func (c *Config) CacheCost() CacheCost {
+// fixed part, keys and values stored as kv.
+func (c *Config) CacheCost(kv KVType) CacheCost {
 	var cost CacheCost
 	for i := range c.Layers {
 		l := &c.Layers[i]
 		if l.Mixer == MixAttention && l.Attn.Window == 0 {
-			cost.PerToken += l.cacheSpec(i, c.NEmbd, 1).Bytes()
+			cost.PerToken += l.cacheSpec(i, c.NEmbd, 1, kv).Bytes()
 			continue
 		}
-		cost.Fixed += l.cacheSpec(i, c.NEmbd, math.MaxInt32).Bytes() // a context longer than any ring
+		cost.Fixed += l.cacheSpec(i, c.NEmbd, math.MaxInt32, kv).Bytes() // a context longer than any ring
 	}
 	return cost
 }
 
 // layerCache is one layer's cache of a sequence.
 type layerCache struct {
-	spec CacheSpec
-	k, v []uint16  // CacheKV: Rows rows of Width, position p in row p % Rows
-	conv []float32 // recurrent kinds: Rows rows of Width (CacheConv: the oldest input first; CacheDeltaNet: see deltaNet)
+	spec   CacheSpec
+	k, v   []uint16  // CacheKV in FP16: Rows rows of Width, position p in row p % Rows
+	kq, vq []byte    // CacheKV in Q8_0: Rows rows of Width/32 blocks, position p in row p % Rows
+	conv   []float32 // recurrent kinds: Rows rows of Width (CacheConv: the oldest input first; CacheDeltaNet: see deltaNet)
 	// first is the oldest position whose key and value rows are valid: a
 	// ring overwrites older ones, and a restored state holds only what a
 	// query at its position needs.
@@ -146,6 +169,9 @@ func newLayerCache(s CacheSpec) layerCache {
 	switch {
 	case s.Kind.Recurrent():
 		lc.conv = make([]float32, s.Rows*s.Width)
+	case s.Kind == CacheKV && s.KV == KVQ8_0:
+		lc.kq = make([]byte, s.Rows*s.KV.rowBytes(s.Width))
+		lc.vq = make([]byte, s.Rows*s.KV.rowBytes(s.Width))
 	case s.Kind == CacheKV:
 		lc.k = make([]uint16, s.Rows*s.Width)
 		lc.v = make([]uint16, s.Rows*s.Width)
@@ -161,7 +187,7 @@ func (lc *layerCache) deltaNet(d *DeltaSpec) (hist, states []float32) {
 	return lc.conv[:n], lc.conv[n:]
 }
 
-// keyRow and valueRow return the rows that hold position p.
+// keyRow and valueRow return the FP16 rows that hold position p.
 func (lc *layerCache) keyRow(p int) []uint16 {
 	r := p % lc.spec.Rows
 	return lc.k[r*lc.spec.Width : (r+1)*lc.spec.Width]
@@ -171,6 +197,25 @@ func (lc *layerCache) valueRow(p int) []uint16 {
 	r := p % lc.spec.Rows
 	return lc.v[r*lc.spec.Width : (r+1)*lc.spec.Width]
 }
+
+// keyBytes and valueBytes return the bytes of the rows that hold position
+// p, FP16 or Q8_0.
+func (lc *layerCache) keyBytes(p int) []byte {
+	if lc.spec.KV == KVQ8_0 {
+		return q8Row(lc.kq, lc.rowBytes(), p%lc.spec.Rows)
+	}
+	return u16Bytes(lc.keyRow(p))
+}
+
+func (lc *layerCache) valueBytes(p int) []byte {
+	if lc.spec.KV == KVQ8_0 {
+		return q8Row(lc.vq, lc.rowBytes(), p%lc.spec.Rows)
+	}
+	return u16Bytes(lc.valueRow(p))
+}
+
+// q8Row returns row r of rows of n bytes.
+func q8Row(b []byte, n, r int) []byte { return b[r*n : (r+1)*n] }
 
 // canRewind reports whether a sequence whose cache holds pos positions can
 // continue from position n < pos: a ring must still hold every position the
@@ -213,13 +258,13 @@ func (lc *layerCache) stateBytes(n int) int {
 	if lc.spec.Kind.Recurrent() {
 		return 4 * len(lc.conv)
 	}
-	return 2 * 2 * (n - lc.firstNeeded(n)) * lc.spec.Width
+	return 2 * (n - lc.firstNeeded(n)) * lc.rowBytes()
 }
 
 // save appends to dst what the layer needs to continue a sequence from
 // position n (which canRewind(pos, n) must allow): the keys, then the values,
-// of positions firstNeeded(n) … n−1 as little-endian FP16, or the
-// recurrent state as little-endian F32.
+// of positions firstNeeded(n) … n−1 as stored (little-endian FP16, or Q8_0
+// blocks), or the recurrent state as little-endian F32.
 func (lc *layerCache) save(dst []byte, n int) []byte {
 	switch lc.spec.Kind {
 	case CacheNone:
@@ -228,10 +273,10 @@ func (lc *layerCache) save(dst []byte, n int) []byte {
 		return append(dst, f32Bytes(lc.conv)...)
 	}
 	for p := lc.firstNeeded(n); p < n; p++ {
-		dst = append(dst, u16Bytes(lc.keyRow(p))...)
+		dst = append(dst, lc.keyBytes(p)...)
 	}
 	for p := lc.firstNeeded(n); p < n; p++ {
-		dst = append(dst, u16Bytes(lc.valueRow(p))...)
+		dst = append(dst, lc.valueBytes(p)...)
 	}
 	return dst
 }
@@ -246,12 +291,12 @@ func (lc *layerCache) load(src []byte, n, p int) {
 		copy(f32Bytes(lc.conv), src)
 		return
 	}
-	w, fn, fp := 2*lc.spec.Width, lc.firstNeeded(n), lc.firstNeeded(p)
+	w, fn, fp := lc.rowBytes(), lc.firstNeeded(n), lc.firstNeeded(p)
 	lc.first = fp
 	values := src[(n-fn)*w:]
 	for q := fp; q < p; q++ {
-		copy(u16Bytes(lc.keyRow(q)), src[(q-fn)*w:(q-fn+1)*w])
-		copy(u16Bytes(lc.valueRow(q)), values[(q-fn)*w:(q-fn+1)*w])
+		copy(lc.keyBytes(q), src[(q-fn)*w:(q-fn+1)*w])
+		copy(lc.valueBytes(q), values[(q-fn)*w:(q-fn+1)*w])
 	}
 }
 
@@ -323,13 +368,13 @@ func f32Bytes(x []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 }
 
-// rowBytes is the size of one saved row: a key or a value (FP16), or a
-// row of a recurrent state (F32); 0 for a layer without a cache.
+// rowBytes is the size of one saved row: a key or a value (FP16 or Q8_0),
+// or a row of a recurrent state (F32); 0 for a layer without a cache.
 func (lc *layerCache) rowBytes() int {
 	if lc.spec.Kind.Recurrent() {
 		return 4 * lc.spec.Width
 	}
-	return 2 * lc.spec.Width
+	return lc.spec.KV.rowBytes(lc.spec.Width)
 }
 
 // savedRows is the number of rows save writes for position n.

@@ -54,10 +54,10 @@ func TestStoriesGreedyFromBOS(t *testing.T) {
 // TestGenerateZeroAllocs checks that generating a token allocates nothing once
 // the generator has warmed up.
 func TestGenerateZeroAllocs(t *testing.T) {
-	for _, name := range zeroAllocModels {
-		t.Run(name, func(t *testing.T) {
-			m := loadTestModel(t, name)
-			s, err := m.NewState(256, 2)
+	for _, tc := range zeroAllocCases() {
+		t.Run(tc.name+"/"+tc.kv.String(), func(t *testing.T) {
+			m := loadTestModel(t, tc.name)
+			s, err := m.NewStateKV(256, 2, tc.kv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,6 +239,26 @@ func TestGenerateReusePrefix(t *testing.T) {
 var zeroAllocModels = []string{"stories260K", "tiny-q4_k_m", "tiny-q4_1", "qwen2-tiny-q8_0",
 	"qwen3-tiny-q4_k_m", "gemma3-tiny-q8_0", "phi3-tiny-q8_0", "lfm2-tiny-q8_0", "smollm3-tiny-q4_k_m",
 	"qwen35-tiny-q8_0", "qwen35-tiny-q4_k_m", "gemma4-tiny-q8_0", "gemma4-tiny-q4_k_m"}
+
+// zeroAllocCase is a model of zeroAllocModels with a KV cache type.
+type zeroAllocCase struct {
+	name string
+	kv   KVType
+}
+
+// zeroAllocCases are zeroAllocModels with FP16 KV caches, and with Q8_0 ones
+// but for stories260K (head dimension 8, which Q8_0 refuses).
+func zeroAllocCases() []zeroAllocCase {
+	var cases []zeroAllocCase
+	for _, kv := range []KVType{KVF16, KVQ8_0} {
+		for _, name := range zeroAllocModels {
+			if kv != KVQ8_0 || name != "stories260K" {
+				cases = append(cases, zeroAllocCase{name, kv})
+			}
+		}
+	}
+	return cases
+}
 
 // Force takes the tokens it returns in place of sampled ones, counted and
 // streamed like them; ShowTokens puts a control token's text in the stream,

@@ -25,7 +25,7 @@ func MeasureMemory(s *State) Memory {
 	runtime.ReadMemStats(&ms)
 	return Memory{
 		Heap:    int64(ms.HeapAlloc),
-		KVCache: s.m.Config.CacheBytes(s.Ctx()),
+		KVCache: s.m.Config.CacheBytes(s.Ctx(), s.kv),
 		Mapped:  int64(s.m.File.Size),
 		RSS:     residentBytes(),
 	}
@@ -72,12 +72,13 @@ func procKB(path, key string) int64 {
 // Estimate is the memory a model needs at a given context, in bytes.
 type Estimate struct {
 	Weights int64 // tensor data, mapped from the file
-	KVCache int64 // the layers' caches: FP16 keys and values, convolution and DeltaNet states (F32)
+	KVCache int64 // the layers' caches: keys and values (FP16 or Q8_0), convolution and DeltaNet states (F32)
 	Buffers int64 // activations, RoPE rows and logits
 }
 
-// EstimateMemory estimates the memory of running the model with ctx positions.
-func (m *Model) EstimateMemory(ctx int) Estimate {
+// EstimateMemory estimates the memory of running the model with ctx
+// positions and keys and values stored as kv.
+func (m *Model) EstimateMemory(ctx int, kv KVType) Estimate {
 	c := &m.Config
 	var w int64
 	for _, t := range m.File.Tensors {
@@ -94,7 +95,22 @@ func (m *Model) EstimateMemory(ctx int) Estimate {
 		floats += maxBatch * r.Dim
 	}
 	acts := maxBatch * 2 * (c.NEmbd + max(b.qDim, b.z) + b.hb)
-	return Estimate{Weights: w, KVCache: c.CacheBytes(ctx), Buffers: int64(4*floats + 4*acts)}
+	if kv == KVQ8_0 { // the queries quantized to Q8_0 (State.qAct): quants and a float32 scale per block
+		heads, hd := c.attentionHeads()
+		acts += maxBatch * heads * (hd + 4*hd/kvBlock) / 4
+	}
+	return Estimate{Weights: w, KVCache: c.CacheBytes(ctx, kv), Buffers: int64(4*floats + 4*acts)}
+}
+
+// attentionHeads returns the most query heads and the largest head
+// dimension of the model's attention layers.
+func (c *Config) attentionHeads() (heads, headDim int) {
+	for i := range c.Layers {
+		if c.Layers[i].Mixer == MixAttention {
+			heads, headDim = max(heads, c.Layers[i].Attn.NHead), max(headDim, c.Layers[i].Attn.HeadDim)
+		}
+	}
+	return heads, headDim
 }
 
 // bufferWidths are the widths of a State's batch buffers: the largest any

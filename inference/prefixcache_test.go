@@ -8,13 +8,20 @@ import (
 
 // The prefix cache restores the KV cache of whichever kept prompt shares the
 // longest prefix, outputs stay those of a fresh state, and the least
-// recently used prompt goes first when the budget is full.
+// recently used prompt goes first when the budget is full; with an FP16
+// and with a Q8_0 KV cache, whose copies take 34/64 of the bytes.
 func TestPrefixCache(t *testing.T) {
-	_, s, g := newTestState(t, "tiny-q4_k_m.gguf")
-	_, _, fresh := newTestState(t, "tiny-q4_k_m.gguf")
+	for _, kv := range []KVType{KVF16, KVQ8_0} {
+		t.Run(kv.String(), func(t *testing.T) { checkPrefixCache(t, kv) })
+	}
+}
+
+func checkPrefixCache(t *testing.T, kv KVType) {
+	_, s, g := newTestStateKV(t, "tiny-q4_k_m.gguf", kv)
+	_, _, fresh := newTestStateKV(t, "tiny-q4_k_m.gguf", kv)
 	a, b, c := cachePrompt(1, 100), cachePrompt(2, 100), cachePrompt(3, 100)
-	perPrompt := int64(100 * s.c.NLayer * s.c.KVDim() * 4)
-	pc := NewPrefixCache(2*perPrompt + perPrompt/10) // two prompts and a few tokens more
+	perPrompt := int64(100 * s.c.NLayer * 2 * kv.rowBytes(s.c.KVDim())) // keys and values of 100 positions
+	pc := NewPrefixCache(2*perPrompt + perPrompt/10)                    // two prompts and a few tokens more
 
 	run := func(prompt []int32) (string, int) {
 		t.Helper()
@@ -57,7 +64,9 @@ func TestPrefixCache(t *testing.T) {
 // rewound (a DeltaNet or convolution state, a sliding-window ring) the
 // second prompt keeps a checkpoint where it parts from the first, and the
 // third reuses it; with full KV caches the second already reuses the
-// prefix and no checkpoint is needed. Outputs equal a fresh state's.
+// prefix and no checkpoint is needed. Outputs equal a fresh state's, with
+// FP16 KV caches and with Q8_0 ones (gemma3's rings, lfm2's attention
+// layers beside its convolutions).
 func TestCheckpointReusesSharedPrefix(t *testing.T) {
 	system := cachePrompt(7, 500)
 	ask := func(seed int) []int32 {
@@ -65,15 +74,20 @@ func TestCheckpointReusesSharedPrefix(t *testing.T) {
 		q[0] = int32(10 + seed)        // parts from the others at once
 		return append(slices.Clone(system), q...)
 	}
-	for _, name := range []string{"qwen35-tiny-q8_0", "lfm2-tiny-q8_0", "gemma3-tiny-q8_0", "qwen3-tiny-q8_0"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kv   KVType
+	}{{"qwen35-tiny-q8_0", KVF16}, {"lfm2-tiny-q8_0", KVF16}, {"gemma3-tiny-q8_0", KVF16}, {"qwen3-tiny-q8_0", KVF16},
+		{"gemma3-tiny-q8_0", KVQ8_0}, {"lfm2-tiny-q8_0", KVQ8_0}} {
+		name := tc.name
+		t.Run(name+"/"+tc.kv.String(), func(t *testing.T) {
 			m, err := Load("../testdata/models/" + name + ".gguf")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
 			newState := func() (*State, *Generator) {
-				s, err := m.NewState(1024, 1)
+				s, err := m.NewStateKV(1024, 1, tc.kv)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -19,8 +19,9 @@ import (
 //	(ModelID),
 //	for each layer: kind u32 (CacheKind), width u32, rows u32 (rows of
 //	width values that follow: for a key/value cache, the positions a
-//	sequence at `tokens` still needs, keys then values in FP16; for a
-//	convolution state, its rows in F32),
+//	sequence at `tokens` still needs, keys then values in FP16 or Q8_0
+//	blocks; for a convolution or DeltaNet state, its rows in F32), KV type
+//	u32 (KVType of a key/value cache, else 0),
 //	tokens × int32,
 //	each layer's data, in order,
 //	sha256 of everything before [32].
@@ -29,13 +30,14 @@ import (
 // leaves the old file or the new one, never a torn one.
 
 // PromptCacheVersion is the format version this build reads and writes
-// (version 1 held one full FP16 key/value cache for every layer).
-const PromptCacheVersion = 2
+// (version 1 held one full FP16 key/value cache for every layer; version 2
+// had no KV type per layer, its key/value caches all FP16).
+const PromptCacheVersion = 3
 
 const (
 	promptCacheMagic  = "EDGELLKV"
 	promptCacheHeader = 8 + 4*3 + 32
-	promptCacheLayer  = 4 * 3
+	promptCacheLayer  = 4 * 4
 )
 
 // ErrPromptCache is wrapped by every reason LoadCache rejects a file.
@@ -85,7 +87,7 @@ func (s *State) SaveCache(path string, tokens []int32) (err error) {
 	for i := range s.caches {
 		lc := &s.caches[i]
 		rows := lc.savedRows(n)
-		binary.Write(w, binary.LittleEndian, [3]uint32{uint32(lc.spec.Kind), uint32(lc.spec.Width), uint32(rows)})
+		binary.Write(w, binary.LittleEndian, [4]uint32{uint32(lc.spec.Kind), uint32(lc.spec.Width), uint32(rows), uint32(lc.spec.KV)})
 	}
 	binary.Write(w, binary.LittleEndian, tokens)
 	var data []byte
@@ -118,7 +120,7 @@ func (s *State) SaveCache(path string, tokens []int32) (err error) {
 // LoadCache reads a prompt cache file into the state and returns the tokens
 // whose caches it restored; the state's position is then their count. A
 // file that is truncated, corrupted, of another format version or made by
-// another model (or with another KV layout) is rejected with an error
+// another model (or with another KV layout or KV type) is rejected with an error
 // wrapping ErrPromptCache, and the state is left as it was.
 func (s *State) LoadCache(path string) ([]int32, error) {
 	data, err := os.ReadFile(path)
@@ -151,8 +153,11 @@ func (s *State) LoadCache(path string) ([]int32, error) {
 	}
 	for i := range s.caches {
 		lc := &s.caches[i]
-		kind, width, rows := u32(off), u32(off+4), u32(off+8)
+		kind, width, rows, kv := u32(off), u32(off+4), u32(off+8), u32(off+12)
 		off += promptCacheLayer
+		if KVType(kv) != lc.spec.KV {
+			return reject("layer %d: KV cache type %v, this state's is %v", i, KVType(kv), lc.spec.KV)
+		}
 		if CacheKind(kind) != lc.spec.Kind || int(width) != lc.spec.Width ||
 			uint64(rows)*uint64(lc.rowBytes()) != uint64(lc.stateBytes(int(n))) {
 			return reject("layer %d: cache kind %d × %d wide, %d rows; the model's is kind %d × %d, %d rows",

@@ -66,12 +66,18 @@ func cachePrompt(seed, n int) []int32 {
 
 func newTestState(t *testing.T, model string) (*Model, *State, *Generator) {
 	t.Helper()
+	return newTestStateKV(t, model, KVF16)
+}
+
+// newTestStateKV is newTestState with keys and values stored as kv.
+func newTestStateKV(t *testing.T, model string, kv KVType) (*Model, *State, *Generator) {
+	t.Helper()
 	m, err := Load("../testdata/models/" + model)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	s, err := m.NewState(512, 1)
+	s, err := m.NewStateKV(512, 1, kv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,25 +97,41 @@ func greedyText(t *testing.T, g *Generator, prompt []int32) (string, Result) {
 }
 
 // A saved prompt's cache, loaded into a new state, skips its prefill and
-// changes no output, for the same prompt and for longer ones sharing it.
+// changes no output, for the same prompt and for longer ones sharing it,
+// with an FP16 and with a Q8_0 KV cache (and gemma3's sliding-window rings
+// in Q8_0: they cannot go back one position to recompute the last prompt
+// token's logits, so the same prompt prefills again).
 func TestPromptCacheRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		kv    KVType
+		rings bool
+	}{{"tiny-q4_k_m.gguf", KVF16, false}, {"tiny-q4_k_m.gguf", KVQ8_0, false}, {"gemma3-tiny-q8_0.gguf", KVQ8_0, true}} {
+		t.Run(tc.model+"/"+tc.kv.String(), func(t *testing.T) { checkPromptCacheRoundTrip(t, tc.model, tc.kv, tc.rings) })
+	}
+}
+
+func checkPromptCacheRoundTrip(t *testing.T, model string, kv KVType, rings bool) {
 	path := filepath.Join(t.TempDir(), "prompt.kv")
 	prompt := cachePrompt(1, 120)
-	_, s1, g1 := newTestState(t, "tiny-q4_k_m.gguf")
+	_, s1, g1 := newTestStateKV(t, model, kv)
 	want, _ := greedyText(t, g1, prompt)
 	if err := s1.SaveCache(path, prompt); err != nil {
 		t.Fatal(err)
 	}
 	longer := append(slices.Clone(prompt), cachePrompt(9, 30)[1:]...)
-	_, _, gf := newTestState(t, "tiny-q4_k_m.gguf")
+	_, _, gf := newTestStateKV(t, model, kv)
 	wantLonger, _ := greedyText(t, gf, longer)
-
+	same := len(prompt) - 1
+	if rings {
+		same = 0
+	}
 	for _, tc := range []struct {
 		prompt []int32
 		want   string
 		cached int
-	}{{prompt, want, len(prompt) - 1}, {longer, wantLonger, len(prompt)}} {
-		_, s2, g2 := newTestState(t, "tiny-q4_k_m.gguf")
+	}{{prompt, want, same}, {longer, wantLonger, len(prompt)}} {
+		_, s2, g2 := newTestStateKV(t, model, kv)
 		toks, err := s2.LoadCache(path)
 		if err != nil || !slices.Equal(toks, prompt) || s2.Pos() != len(prompt) {
 			t.Fatalf("LoadCache: %d tokens, pos %d, %v", len(toks), s2.Pos(), err)
@@ -175,6 +197,35 @@ func TestPromptCacheRejectsBadFiles(t *testing.T) {
 	_, qwen, _ := newTestState(t, "qwen2-tiny-q8_0.gguf")
 	if _, err := qwen.LoadCache(path); !errors.Is(err, ErrPromptCache) {
 		t.Errorf("wrong shape: %v", err)
+	}
+	// A file of version 2 (before KV types), as an older build wrote it.
+	old := slices.Clone(good)
+	binary.LittleEndian.PutUint32(old[8:], 2)
+	p := filepath.Join(dir, "v2.kv")
+	if err := os.WriteFile(p, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadCache(p); !errors.Is(err, ErrPromptCache) || !strings.Contains(err.Error(), "format version 2, this build reads version 3") {
+		t.Errorf("version 2 file: %v", err)
+	}
+	// The same model with another KV cache type, either way round.
+	_, s8, _ := newTestStateKV(t, "tiny-q8_0.gguf", KVQ8_0)
+	if toks, err := s8.LoadCache(path); !errors.Is(err, ErrPromptCache) || !strings.Contains(err.Error(), "KV cache type f16, this state's is q8_0") || toks != nil || s8.Pos() != 0 {
+		t.Errorf("f16 file into a q8_0 state: %d tokens, pos %d, %v", len(toks), s8.Pos(), err)
+	}
+	if _, err := s8.Prefill(context.Background(), prompt, false); err != nil {
+		t.Fatal(err)
+	}
+	p8 := filepath.Join(dir, "q8.kv")
+	if err := s8.SaveCache(p8, prompt); err != nil {
+		t.Fatal(err)
+	}
+	_, s16, _ := newTestState(t, "tiny-q8_0.gguf")
+	if _, err := s16.LoadCache(p8); !errors.Is(err, ErrPromptCache) || !strings.Contains(err.Error(), "KV cache type q8_0, this state's is f16") {
+		t.Errorf("q8_0 file into an f16 state: %v", err)
+	}
+	if fi, err := os.Stat(p8); err != nil || fi.Size() >= int64(len(good)) {
+		t.Errorf("the q8_0 file is not smaller than the f16 one (%d bytes): %v, %v", len(good), fi.Size(), err)
 	}
 }
 

@@ -16,7 +16,8 @@ type State struct {
 	m      *Model
 	c      *Config
 	ctx    int
-	caches []layerCache // one per layer, as Config.CacheSpecs(ctx) declares
+	kv     KVType       // how attention layers store keys and values
+	caches []layerCache // one per layer, as Config.CacheSpecs(ctx, kv) declares
 	pos    int
 
 	// Batch buffers, one row per token; their widths are the largest any
@@ -38,6 +39,9 @@ type State struct {
 	in         batchInput // quantized forms of the current matmul input
 	one        [1]int32   // the batch of Forward
 	rope       []ropeRows // per Config.Ropes entry: cos and sin of the batch's positions
+	// qAct holds a Q8_0 KV cache's queries quantized to Q8_0, one per head
+	// of each batch row (item h·n + i of attentionJob); nil with FP16.
+	qAct []kernels.Activation
 
 	pool     *kernels.Pool
 	mm       kernels.MatMulJob
@@ -48,8 +52,14 @@ type State struct {
 
 // NewState allocates a session with room for ctx positions (0: the model's
 // training context) that computes on the given number of threads (0: the CPUs
-// the process may use). Close releases its threads.
+// the process may use), with an FP16 KV cache. Close releases its threads.
 func (m *Model) NewState(ctx, threads int) (*State, error) {
+	return m.NewStateKV(ctx, threads, KVF16)
+}
+
+// NewStateKV is NewState with attention layers storing their keys and values
+// as kv; it fails when the model cannot (Config.CheckKVType).
+func (m *Model) NewStateKV(ctx, threads int, kv KVType) (*State, error) {
 	c := &m.Config
 	if ctx <= 0 {
 		ctx = c.NCtxTrain
@@ -57,7 +67,10 @@ func (m *Model) NewState(ctx, threads int) (*State, error) {
 	if ctx > 1<<20 {
 		return nil, fmt.Errorf("inference: context %d is too large", ctx)
 	}
-	s := &State{m: m, c: c, ctx: ctx}
+	if err := c.CheckKVType(kv); err != nil {
+		return nil, err
+	}
+	s := &State{m: m, c: c, ctx: ctx, kv: kv}
 	b := c.buffers()
 	buf := func(width int) []float32 { return make([]float32, maxBatch*width) }
 	s.x, s.xb, s.xb2 = buf(c.NEmbd), buf(c.NEmbd), buf(c.NEmbd)
@@ -65,8 +78,15 @@ func (m *Model) NewState(ctx, threads int) (*State, error) {
 	s.qkv, s.hb, s.hb2, s.bcu = buf(b.qkv), buf(b.hb), buf(b.hb2), buf(b.bcu)
 	s.z, s.beta, s.gate, s.convRow = buf(b.z), buf(b.heads), buf(b.heads), make([]float32, b.qkv)
 	s.pl, s.plh, s.plTok = buf(c.PerLayerDim*c.NLayer), buf(c.PerLayerDim), make([]float32, c.PerLayerDim*c.NLayer)
-	for _, spec := range c.CacheSpecs(ctx) {
+	for _, spec := range c.CacheSpecs(ctx, kv) {
 		s.caches = append(s.caches, newLayerCache(spec))
+	}
+	if kv == KVQ8_0 {
+		heads, hd := c.attentionHeads()
+		s.qAct = make([]kernels.Activation, maxBatch*heads)
+		for i := range s.qAct {
+			s.qAct[i].Reset(kernels.Q8_0, hd)
+		}
 	}
 	s.logitRows = min(maxBatch, max(1, logitBudget/c.NVocab))
 	s.logits = make([]float32, s.logitRows*c.NVocab)
@@ -96,6 +116,9 @@ func (s *State) Pos() int { return s.pos }
 
 // Ctx is the number of positions the state has room for.
 func (s *State) Ctx() int { return s.ctx }
+
+// KVType is how the state's attention layers store keys and values.
+func (s *State) KVType() KVType { return s.kv }
 
 // Reset forgets every consumed token (key and value rows are overwritten as
 // new tokens arrive; convolution and DeltaNet states are cleared).

@@ -155,8 +155,26 @@ func axpysF32F16(y, alpha []float32, x []uint16, stride int) {
 	axpysF32F16AVX2(&y[0], &alpha[0], &x[0], stride, len(y), len(alpha))
 }
 
+// axpysQ8_0 takes the AVX2 kernel for whole blocks (len(y) is a multiple
+// of 32); x has been cut to what the rows span.
+func axpysQ8_0(y, alpha []float32, x []byte, stride int) {
+	nb := len(y) / QK
+	if active < tierAVX2 || nb == 0 || len(y)%QK != 0 {
+		axpysQ8_0Generic(y, alpha, x, stride)
+		return
+	}
+	axpysQ8_0AVX2(&y[0], &alpha[0], &x[0], stride, nb, len(alpha))
+}
+
 // The assembly kernels (see legacyKernel and kKernel for the arguments of the
 // one-row dots).
+
+// axpysQ8_0AVX2 adds alpha[t] times the nb dequantized Q8_0 blocks at
+// x + t·stride to y, for t = 0 … keys-1 (keys > 0, nb > 0), as
+// axpysQ8_0Generic.
+//
+//go:noescape
+func axpysQ8_0AVX2(y, alpha *float32, x *byte, stride, nb, keys int)
 
 // dotQ4_0AVX2 is dotQ4_0Generic for nb blocks, with AVX2.
 //

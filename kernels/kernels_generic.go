@@ -30,6 +30,7 @@ func deltaRuleF32(M []float32, S int, k, q, v []float32, decay, beta, scale floa
 
 func dotsF32F16(out, a []float32, b []uint16, stride int)    { dotsEach(out, a, b, stride) }
 func axpysF32F16(y, alpha []float32, x []uint16, stride int) { axpysEach(y, alpha, x, stride) }
+func axpysQ8_0(y, alpha []float32, x []byte, stride int)     { axpysQ8_0Generic(y, alpha, x, stride) }
 
 func swiGLUAccel(gate, up []float32) int { return 0 }
 

@@ -97,6 +97,11 @@ type Status struct {
 	DecodeTPS   *float64 `json:"decode_tps,omitempty"`
 	MemoryUsed  uint64   `json:"memory_used"`  // resident memory in bytes
 	MemoryLimit uint64   `json:"memory_limit"` // the memory budget in bytes
+	// KVType is how the model's attention layers store keys and values
+	// (model.kv_type: f16 or q8_0) and KVCacheBytes the memory of its
+	// caches at the configured context; omitted before a model is loaded.
+	KVType       string `json:"kv_type,omitempty"`
+	KVCacheBytes uint64 `json:"kv_cache_bytes,omitempty"`
 	// CPUTempC and Throttled are omitted where the board does not expose
 	// them (thermal zones; the Raspberry Pi firmware's throttled flags).
 	CPUTempC  *float64 `json:"cpu_temp_c,omitempty"` // CPU temperature in °C

@@ -22,6 +22,7 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	text := fs.String("text", "", "`TEXT` to tokenize (as 'tokenize --special') and feed")
 	out := fs.String("logits", "", "output `FILE`: one row of float32 logits per position")
 	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
+	kvName := kvTypeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -37,6 +38,10 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usagef("give exactly one of --ids and --text")
 	case *threads < 0:
 		return usagef("-j must not be negative")
+	}
+	kv, err := kvTypeOf(*kvName)
+	if err != nil {
+		return err
 	}
 	var ids []int32
 	if flagSet(fs, "ids") {
@@ -62,7 +67,7 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return fmt.Errorf("id %d (position %d) is out of the vocabulary [0, %d)", id, i, m.Config.NVocab)
 		}
 	}
-	s, err := m.NewState(len(ids), *threads)
+	s, err := m.NewStateKV(len(ids), *threads, kv)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	ctxLen := fs.Int("c", 0, "context length `CTX` of the memory estimate (default: the model's, at most 2048)")
+	kvName := kvTypeFlag(fs)
 	tensors := fs.Bool("tensors", false, "list every tensor: name, type, shape, bytes (always for a file edgellm cannot run)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -26,6 +27,10 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if *ctxLen < 0 {
 		return usagef("-c must not be negative")
+	}
+	kv, err := kvTypeOf(*kvName)
+	if err != nil {
+		return err
 	}
 	f, err := gguf.Open(pos[0])
 	if err != nil {
@@ -57,16 +62,23 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	p("  context:       %d trained\n", c.NCtxTrain)
 	p("  rope:          %s, base %g, dim %d, scale %g\n", c.RopeStyle, c.RopeBase, c.RopeDim, c.RopeScale)
 	p("  rms norm eps:  %g\n", c.NormEps)
-	est := m.EstimateMemory(ctx)
-	p("memory at context %d: weights %.1f MiB (mapped), KV cache %.1f MiB, buffers %.1f MiB, total %.1f MiB\n",
-		ctx, mib(est.Weights), mib(est.KVCache), mib(est.Buffers), mib(est.Weights+est.KVCache+est.Buffers))
+	if err := c.CheckKVType(kv); err != nil {
+		return fmt.Errorf("--kv-type %v: %w", kv, err)
+	}
+	est := m.EstimateMemory(ctx, kv)
+	p("memory at context %d: weights %.1f MiB (mapped), KV cache %.1f MiB (%v), buffers %.1f MiB, total %.1f MiB\n",
+		ctx, mib(est.Weights), mib(est.KVCache), kv, mib(est.Buffers), mib(est.Weights+est.KVCache+est.Buffers))
+	if kv != inference.KVF16 {
+		p("  keys and values in %v: %.2f MiB, where f16 takes %.2f MiB\n", kv,
+			mib(est.KVCache-recurrentBytes(&c, ctx)), mib(c.CacheBytes(ctx, inference.KVF16)-recurrentBytes(&c, ctx)))
+	}
 	if rec := recurrentBytes(&c, ctx); rec > 0 {
 		p("  of which recurrent states (convolution, Gated DeltaNet; F32, fixed whatever the context): %.2f MiB\n", mib(rec))
 	}
 	if n := sharedKVLayers(&c, ctx); n > 0 {
 		p("  %d layers attend to an earlier layer's KV cache and keep none of their own (counted as 0)\n", n)
 	}
-	if full := fullKVBytes(&c, ctx); full > est.KVCache {
+	if full := fullKVBytes(&c, ctx, kv); full > est.KVCache {
 		p("  sliding-window layers keep only their window: a full KV cache in every layer would take %.1f MiB\n", mib(full))
 	}
 	return nil
@@ -76,7 +88,7 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 // (short convolutions, DeltaNet) keep: a fixed size per sequence.
 func recurrentBytes(c *inference.Config, ctx int) int64 {
 	var n int64
-	for _, s := range c.CacheSpecs(ctx) {
+	for _, s := range c.CacheSpecs(ctx, inference.KVF16) {
 		if s.Kind.Recurrent() {
 			n += s.Bytes()
 		}
@@ -88,7 +100,7 @@ func recurrentBytes(c *inference.Config, ctx int) int64 {
 // (gemma4's shared-KV layers).
 func sharedKVLayers(c *inference.Config, ctx int) int {
 	n := 0
-	for _, s := range c.CacheSpecs(ctx) {
+	for _, s := range c.CacheSpecs(ctx, inference.KVF16) {
 		if s.Kind == inference.CacheNone {
 			n++
 		}
@@ -98,9 +110,9 @@ func sharedKVLayers(c *inference.Config, ctx int) int {
 
 // fullKVBytes is the KV cache the model would need at ctx if every attention
 // layer kept the whole context (no sliding-window rings).
-func fullKVBytes(c *inference.Config, ctx int) int64 {
+func fullKVBytes(c *inference.Config, ctx int, kv inference.KVType) int64 {
 	var n int64
-	for _, s := range c.CacheSpecs(ctx) {
+	for _, s := range c.CacheSpecs(ctx, kv) {
 		if s.Kind == inference.CacheKV {
 			s.Rows = ctx
 		}

@@ -2,15 +2,15 @@
 //
 // Subcommands:
 //
-//	edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k|--top-p P] [--top-k K] [-s SEED] [-c CTX] [-j THREADS]
+//	edgellm run MODEL [-p PROMPT] [-n N] [-t TEMP] [-k|--top-p P] [--top-k K] [-s SEED] [-c CTX] [--kv-type f16|q8_0] [-j THREADS]
 //		[--chat [--chat-template NAME|FILE.jinja]] [--json | --schema FILE | --tools FILE] [--cache FILE]
-//	edgellm eval -m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]
+//	edgellm eval -m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [--kv-type f16|q8_0] [-j N]
 //	edgellm tokenize -m MODEL [--special] [-p TEXT]
 //	edgellm template (-m MODEL | --template FILE.jinja [--bos TEXT] [--eos TEXT]) --messages FILE.json
 //		[--tools FILE.json] [--no-generation-prompt] [--think] [--date YYYY-MM-DD]
-//	edgellm info MODEL [-c CTX] [--tensors]
+//	edgellm info MODEL [-c CTX] [--kv-type f16|q8_0] [--tensors]
 //	edgellm synth --shape NAME --type TYPE -o FILE [--seed N] [--pure] [-j THREADS]
-//	edgellm bench -m MODEL [-p 64] [-n 32] [-d DEPTH] [-j THREADS] [-r REPS] [--json]
+//	edgellm bench -m MODEL [-p 64] [-n 32] [-d DEPTH] [--kv-type f16|q8_0] [-j THREADS] [-r REPS] [--json]
 //	edgellm serve [--config FILE] [--check] [--debug]
 //	edgellm pull NAME|URL [-o DIR] [--sha256 HEX] | pull --list
 //	edgellm send [--broker URL] [--node N] [--base B] [-n MAX] [-t TEMP] [--timeout D] [PROMPT...]
@@ -74,7 +74,7 @@ func commands() []command {
 			synopsis: []string{"MODEL [-p PROMPT] [flags]"},
 			about: `Generates text from PROMPT (-p, else standard input) with the GGUF model file
 MODEL and prints it as it is generated; prefill and decode speeds and memory go
-to stderr. The flags follow PicoLM's: -k is top-p (nucleus sampling), NOT
+to stderr (--kv-type q8_0: the KV cache in Q8_0, 34/64 of f16's memory). The flags follow PicoLM's: -k is top-p (nucleus sampling), NOT
 top-k; --top-p is its long name and --top-k N adds a top-k filter (0: off).
 -t 0 is greedy.`,
 			examples: []string{
@@ -85,10 +85,11 @@ top-k; --top-p is its long name and --top-k N adds a top-k filter (0: off).
 		},
 		{
 			name: "eval", summary: "write the logits of every position of a token sequence",
-			synopsis: []string{"-m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [-j N]"},
+			synopsis: []string{"-m MODEL (--ids 1,2,3 | --text TEXT) --logits OUT.f32 [--kv-type f16|q8_0] [-j N]"},
 			about: `Feeds the token ids (or the tokens of TEXT, with BOS) to MODEL one position at a
 time and writes, for each position, the logits after it as one row of
-little-endian float32 to OUT.f32; prints {"ids":[...]} on stdout.`,
+little-endian float32 to OUT.f32; prints {"ids":[...]} on stdout. --kv-type
+q8_0 stores keys and values in Q8_0 (f16 by default).`,
 			examples: []string{`edgellm eval -m testdata/models/stories260K.gguf --ids 1,461,461 --logits /tmp/l.f32`},
 			run:      cmdEval,
 		},
@@ -115,9 +116,10 @@ template writes is kept, no newline is added. enable_thinking is false unless
 		},
 		{
 			name: "info", summary: "describe a model file",
-			synopsis: []string{"MODEL [-c CTX] [--tensors]"},
+			synopsis: []string{"MODEL [-c CTX] [--kv-type f16|q8_0] [--tensors]"},
 			about: `Describes the GGUF file MODEL: size, metadata and tensor types, and for a model
-edgellm runs its hyper-parameters and the memory it needs at context CTX. A
+edgellm runs its hyper-parameters and the memory it needs at context CTX, its
+KV cache in the --kv-type given (f16 by default, or q8_0: 34/64 of it). A
 file edgellm cannot run (another architecture, say) is still described, its
 tensors listed, before the reason; the exit code is then 1.`,
 			examples: []string{`edgellm info testdata/models/stories260K-tok512.gguf -c 512`},
@@ -133,13 +135,14 @@ model, for benchmarks without downloads.`,
 		},
 		{
 			name: "bench", summary: "measure prefill and decode speed against memory bandwidth",
-			synopsis: []string{"-m MODEL [-p 64] [-n 32] [-d DEPTH] [-j THREADS] [-r REPS] [--json]"},
+			synopsis: []string{"-m MODEL [-p 64] [-n 32] [-d DEPTH] [--kv-type f16|q8_0] [-j THREADS] [-r REPS] [--json]"},
 			about: `Measures prefill and decode tokens per second of MODEL over -r repetitions,
 the bytes of weights decode streams per second, the machine's memory read
 bandwidth (median and spread of passes over the model's tensor data, or over a
 buffer when the model is small), and the decode stream as a share of that
 bandwidth (the roofline). With -d DEPTH, each test runs after DEPTH random
-tokens already in the KV cache (prefilled untimed), as llama-bench -d does.`,
+tokens already in the KV cache (prefilled untimed), as llama-bench -d does;
+--kv-type q8_0 keeps that cache in Q8_0 (llama-bench -ctk q8_0 -ctv q8_0).`,
 			examples: []string{
 				`edgellm bench -m /tmp/tl.gguf -p 64 -n 32 -j 2 -r 5`,
 				`edgellm bench -m /tmp/tl.gguf -p 512 -n 32 -d 1024 -j 2 --json`,

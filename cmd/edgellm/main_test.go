@@ -119,6 +119,49 @@ func infoOf(t *testing.T, model, ctx string, wants ...string) string {
 	return out
 }
 
+// --kv-type q8_0: info reports the KV cache at 34/64 of f16's (tiny-q4_k_m
+// at context 256: 4 layers × 256 positions × 128 × K and V, 0.50 MiB in
+// FP16, 0.27 MiB in Q8_0), run and eval run with it and say so; a model whose
+// head dimension is not a multiple of 32 is refused (exit 1), a type that
+// does not exist is a usage error naming the allowed ones (exit 2).
+func TestKVTypeFlag(t *testing.T) {
+	code, out, errs := runCLI(t, "", "info", models+"tiny-q4_k_m.gguf", "-c", "256", "--kv-type", "q8_0")
+	if code != 0 {
+		t.Fatalf("info: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"KV cache 0.3 MiB (q8_0)", "keys and values in q8_0: 0.27 MiB, where f16 takes 0.50 MiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info --kv-type q8_0 lacks %q:\n%s", want, out)
+		}
+	}
+	if _, out, _ := runCLI(t, "", "info", models+"tiny-q4_k_m.gguf", "-c", "256"); !strings.Contains(out, "KV cache 0.5 MiB (f16)") || strings.Contains(out, "keys and values in") {
+		t.Errorf("info without --kv-type is not f16:\n%s", out)
+	}
+	code, _, errs = runCLI(t, "", "run", models+"tiny-q8_0.gguf", "-p", "Hello", "-n", "8", "-t", "0", "-j", "2", "-c", "256", "--kv-type", "q8_0")
+	if code != 0 || !strings.Contains(errs, "KV cache 0.3 MiB, q8_0") {
+		t.Errorf("run --kv-type q8_0: exit %d, stderr:\n%s", code, errs)
+	}
+	f := filepath.Join(t.TempDir(), "l.f32")
+	if code, _, errs := runCLI(t, "", "eval", "-m", models+"tiny-q8_0.gguf", "--ids", "1,2,3", "--logits", f, "--kv-type", "q8_0"); code != 0 {
+		t.Errorf("eval --kv-type q8_0: exit %d: %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "", "info", models+"stories260K.gguf", "--kv-type", "q8_0")
+	if code != 1 || !strings.Contains(errs, "head dimension 8 is not a multiple of 32") {
+		t.Errorf("info --kv-type q8_0 of stories260K: exit %d, %s", code, errs)
+	}
+	for _, cmd := range [][]string{
+		{"info", models + "tiny-q4_k_m.gguf"},
+		{"run", models + "tiny-q4_k_m.gguf", "-p", "x"},
+		{"eval", "-m", models + "tiny-q4_k_m.gguf", "--ids", "1", "--logits", f},
+		{"bench", "-m", models + "tiny-q4_k_m.gguf"},
+	} {
+		code, _, errs := runCLI(t, "", append(cmd, "--kv-type", "q4")...)
+		if code != 2 || !strings.Contains(errs, `--kv-type: KV cache type "q4": want one of f16, q8_0`) {
+			t.Errorf("%s --kv-type q4: exit %d, %s", cmd[0], code, errs)
+		}
+	}
+}
+
 func TestInfo(t *testing.T) {
 	out := infoOf(t, "tiny-q4_k_m.gguf", "256", "general.architecture", `"llama"`, "architecture:  llama", "layers:        4",
 		"4 query, 2 key/value", "Q4_K×", "Q6_K×", "memory at context 256", "KV cache 0.5 MiB")

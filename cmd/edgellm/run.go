@@ -29,6 +29,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("s", 42, "random `SEED`")
 	ctxLen := fs.Int("c", 0, "context length `CTX` in tokens (default: the model's, at most 2048)")
 	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
+	kvName := kvTypeFlag(fs)
 	asChat := fs.Bool("chat", false, "send the prompt as a user message, formatted with the chat template")
 	tmplName := fs.String("chat-template", "", "chat template for --chat: a `NAME` (chatml, zephyr, llama2, llama3, llama3.1, phi3) or a FILE.jinja (default: the model's own)")
 	asJSON := fs.Bool("json", false, "answer with one JSON value")
@@ -47,6 +48,10 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if *ctxLen < 0 || *threads < 0 {
 		return usagef("-c and -j must not be negative")
+	}
+	kv, err := kvTypeOf(*kvName)
+	if err != nil {
+		return err
 	}
 	if !(*temp >= 0 && *temp <= 100) {
 		return usagef("-t %v: temperature must be between 0 and 100", *temp)
@@ -114,7 +119,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", runFlagOf(err, *schemaFile, *toolsFile), err)
 	}
 	ids := pp.IDs
-	s, err := m.NewState(ctx, *threads)
+	s, err := m.NewStateKV(ctx, *threads, kv)
 	if err != nil {
 		return err
 	}
@@ -183,8 +188,8 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "prefill: %d tokens, %.1f tok/s\n", res.PromptTokens-res.CachedTokens, res.PrefillTPS())
 	fmt.Fprintf(stderr, "decode: %d tokens, %.1f tok/s (%s)\n", res.Tokens, res.DecodeTPS(), finish)
 	mem := inference.MeasureMemory(s)
-	fmt.Fprintf(stderr, "memory: heap %.1f MiB (KV cache %.1f MiB), model mapped %.1f MiB, RSS %.1f MiB, threads %d\n",
-		mib(mem.Heap), mib(mem.KVCache), mib(mem.Mapped), mib(mem.RSS), s.Threads())
+	fmt.Fprintf(stderr, "memory: heap %.1f MiB (KV cache %.1f MiB, %s), model mapped %.1f MiB, RSS %.1f MiB, threads %d\n",
+		mib(mem.Heap), mib(mem.KVCache), s.KVType(), mib(mem.Mapped), mib(mem.RSS), s.Threads())
 	return nil
 }
 

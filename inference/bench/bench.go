@@ -30,6 +30,9 @@ type Options struct {
 	// decode test GenTokens at positions Depth… (after the Depth tokens, not
 	// after the prefill test).
 	Depth int
+	// KVType is how the state stores keys and values (the zero value:
+	// f16).
+	KVType inference.KVType
 	// BandwidthBytes, when positive, is the size of a buffer that the
 	// bandwidth measurement reads instead of what it picks itself (the
 	// model's tensor data when they are large enough, see bandwidth.go);
@@ -124,6 +127,8 @@ type Report struct {
 	// Depth is the number of tokens in the KV cache before each test
 	// (Options.Depth).
 	Depth int `json:"depth"`
+	// KVType is the KV cache type (Options.KVType): f16 or q8_0.
+	KVType string `json:"kv_type"`
 }
 
 // WeightBytesPerToken returns the bytes of weights a decode step of m reads:
@@ -171,13 +176,13 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	}
 	r := Report{
 		Model: name, Arch: string(c.Arch), FileBytes: int64(m.File.Size), Types: m.TypeHistogram(),
-		Reps: opts.Reps, PromptTokens: opts.PromptTokens, GenTokens: opts.GenTokens, Depth: opts.Depth,
+		Reps: opts.Reps, PromptTokens: opts.PromptTokens, GenTokens: opts.GenTokens, Depth: opts.Depth, KVType: opts.KVType.String(),
 		WeightBytesPerToken: WeightBytesPerToken(m),
 	}
 	for _, t := range m.File.Tensors {
 		r.Params += int64(t.Elements())
 	}
-	s, err := m.NewState(opts.Depth+max(longest, 1), opts.Threads)
+	s, err := m.NewStateKV(opts.Depth+max(longest, 1), opts.Threads, opts.KVType)
 	if err != nil {
 		return r, fmt.Errorf("bench: %w", err)
 	}

@@ -33,7 +33,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "model: %s (%s, %.1f M weights, %.1f MiB; %s)\n", r.Model, r.Arch,
 		float64(r.Params)/1e6, mib(r.FileBytes), strings.Join(types, " "))
-	fmt.Fprintf(&b, "threads %d, %d repetitions\n\n", r.Threads, r.Reps)
+	kv := ""
+	if r.KVType != "" && r.KVType != "f16" {
+		kv = ", KV cache " + r.KVType
+	}
+	fmt.Fprintf(&b, "threads %d, %d repetitions%s\n\n", r.Threads, r.Reps, kv)
 	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "test\ttok/s")
 	if r.PromptTokens > 0 {
