@@ -306,11 +306,11 @@ func packsActs4(t Type) bool {
 }
 
 // packsActs8 reports whether the active tier has a kernel of rows × eight
-// activations packed by packActs8 for t: Q8_0 and Q4_0 at tierAVX2
+// activations packed by packActs8 for t: Q8_0, Q5_0 and Q4_0 at tierAVX2
 // (tierAVX512 has its tiles of rows × four), Q4_K and Q6_K at tierAVX2 and
 // tierAVX512.
 func packsActs8(t Type) bool {
-	return ((t == Q8_0 || t == Q4_0) && active == tierAVX2) || ((t == Q4_K || t == Q6_K) && active >= tierAVX2)
+	return ((t == Q8_0 || t == Q4_0 || t == Q5_0) && active == tierAVX2) || ((t == Q4_K || t == Q6_K) && active >= tierAVX2)
 }
 
 // rowsActs8 sets out[b·stride + k] to DotRow(t, row k of w, activation b)
@@ -330,6 +330,8 @@ func rowsActs8(t Type, w []byte, rowBytes, rows int, pk []byte, nb int, out []fl
 		dotQ6_KRowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
 	case Q4_0:
 		dotQ4_0RowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
+	case Q5_0:
+		dotQ5_0RowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
 	default:
 		dotQ8_0RowsActs8AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
 	}
@@ -341,6 +343,13 @@ func rowsActs8(t Type, w []byte, rowBytes, rows int, pk []byte, nb int, out []fl
 //
 //go:noescape
 func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+
+// dotQ5_0RowsActs8AVX2 sets out[b·stride + k] to dotQ5_0Generic of the row
+// of nb blocks at w + k·rowBytes with activation b of the group packed at pk
+// (as for Q8_0), for k < rows and b < 8, with AVX2.
+//
+//go:noescape
+func dotQ5_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 
 // dotQ6_KRowsActs8AVX2 sets out[b·stride + k] to dotQ6_KGeneric of the row
 // of nb super-blocks at w + k·rowBytes with activation b of the group packed

@@ -1314,80 +1314,131 @@ q80tile8Loop:
 	VBROADCASTSS prod-(32-4*b)(SP), Y12; \
 	VFMADD231PS  Y3, Y12, ACC
 
+// The row loop of the kernels of rows × eight packed activations whose
+// weights take the lanes of Q8_0 (Q8_0, Q5_0): QUANTS sets Y1 to the signed
+// quants of the block at SI (blockBytes long, fp16 scale first); per block
+// the eight products of the weight scale with the activations' scales are
+// one vector product, stored on the stack and broadcast from there: the
+// same float32 products as the kernels of four activations, with the weight
+// block unpacked once for eight. The arguments are in registers (ROWS8_ARGS):
+// R14 = w, R11 = rowBytes, R10 = rows, R8 = pk, R9 = nb, AX = out,
+// R15 = 4·stride, R13 = 3·R15, R12 = 5·R15.
+#define LANES_ROWS_ACTS8(QUANTS, blockBytes, rowLoop, blockLoop) \
+	SHLQ $2, R15; \
+	LEAQ (R15)(R15*2), R13; \
+	LEAQ (R15)(R15*4), R12; \
+rowLoop: \
+	MOVQ   R14, SI; \
+	MOVQ   R8, DI; \
+	MOVQ   R9, CX; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS Y10, Y10, Y10; \
+	VXORPS Y11, Y11, Y11; \
+blockLoop: \
+	QUANTS; \
+	VPSIGNB      Y1, Y1, Y2; \
+	VPBROADCASTW (SI), X0; \
+	VCVTPH2PS    X0, Y0; \
+	VMULPS       256(DI), Y0, Y0; \
+	VMOVUPS      Y0, prod-32(SP); \
+	Q8_0_LANES_PACKED(0, Y4); \
+	Q8_0_LANES_PACKED(1, Y5); \
+	Q8_0_LANES_PACKED(2, Y6); \
+	Q8_0_LANES_PACKED(3, Y7); \
+	Q8_0_LANES_PACKED(4, Y8); \
+	Q8_0_LANES_PACKED(5, Y9); \
+	Q8_0_LANES_PACKED(6, Y10); \
+	Q8_0_LANES_PACKED(7, Y11); \
+	ADDQ $blockBytes, SI; \
+	ADDQ $288, DI; \
+	DECQ CX; \
+	JNZ  blockLoop; \
+	MOVQ   AX, BX; \
+	HSUM8_TO(Y4, X4, X4, X0); \
+	VMOVSS X4, (BX); \
+	HSUM8_TO(Y5, X5, X5, X0); \
+	VMOVSS X5, (BX)(R15*1); \
+	HSUM8_TO(Y6, X6, X6, X0); \
+	VMOVSS X6, (BX)(R15*2); \
+	HSUM8_TO(Y7, X7, X7, X0); \
+	VMOVSS X7, (BX)(R13*1); \
+	HSUM8_TO(Y8, X8, X8, X0); \
+	VMOVSS X8, (BX)(R15*4); \
+	HSUM8_TO(Y9, X9, X9, X0); \
+	VMOVSS X9, (BX)(R12*1); \
+	LEAQ   (BX)(R13*2), BX; \
+	HSUM8_TO(Y10, X10, X10, X0); \
+	VMOVSS X10, (BX); \
+	HSUM8_TO(Y11, X11, X11, X0); \
+	VMOVSS X11, (BX)(R15*1); \
+	ADDQ   $4, AX; \
+	ADDQ   R11, R14; \
+	DECQ   R10; \
+	JNZ    rowLoop; \
+	VZEROUPPER
+
+#define Q8_0_QUANTS_AT2 VMOVDQU 2(SI), Y1
+
 // func dotQ8_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 //
 // Sets out[b·stride + k] to dotQ8_0Generic of the row of nb blocks at
 // w + k·rowBytes with activation b of the eight packed at pk (packActs8: per
-// block 8×32 quants, then 8 float32 scales), k < rows. Per block the eight
-// products of the weight scale with the activations' scales are one vector
-// product, stored on the stack and broadcast from there: the same float32
-// products as dotQ8_0RowsActs4AVX2's, with half its per-block work per
-// activation (the weight block unpacked once for eight).
+// block 8×32 quants, then 8 float32 scales), k < rows (LANES_ROWS_ACTS8).
 TEXT ·dotQ8_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 	DWORDS(0x00010001, Y14, X14)
 	MOVQ w+0(FP), R14
+	MOVQ rowBytes+8(FP), R11
+	MOVQ rows+16(FP), R10
+	MOVQ pk+24(FP), R8
+	MOVQ nb+32(FP), R9
 	MOVQ out+40(FP), AX
 	MOVQ stride+48(FP), R15
-	SHLQ $2, R15
-	LEAQ (R15)(R15*2), R13 // 3·stride
-	LEAQ (R15)(R15*4), R12 // 5·stride
+	LANES_ROWS_ACTS8(Q8_0_QUANTS_AT2, 34, q80rowsActs8Row, q80rowsActs8Block)
+	RET
 
-q80rowsActs8Row:
-	MOVQ   R14, SI
-	MOVQ   pk+24(FP), DI
-	MOVQ   nb+32(FP), CX
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+// Q5_0_QUANTS_AVX2 with the byte-spreading shuffle and the bytes 0xf0 read
+// from memory, Y15 holding the bit of each byte: the kernel of eight
+// activations has no registers for them.
+#define Q5_0_QUANTS_MEM \
+	VPBROADCASTD 2(SI), Y2; \
+	VPSHUFB      q5Spread<>(SB), Y2, Y2; \
+	VPAND        Y15, Y2, Y2; \
+	VPCMPEQB     Y15, Y2, Y2; \
+	VPANDN       bytesF0<>(SB), Y2, Y2; \
+	VMOVDQU      6(SI), X1; \
+	VPSRLW       $4, X1, X3; \
+	VINSERTI128  $1, X3, Y1, Y1; \
+	VPAND        Y13, Y1, Y1; \
+	VPOR         Y2, Y1, Y1
 
-q80rowsActs8Block:
-	VMOVDQU      2(SI), Y1
-	VPSIGNB      Y1, Y1, Y2
-	VPBROADCASTW (SI), X0
-	VCVTPH2PS    X0, Y0
-	VMULPS       256(DI), Y0, Y0
-	VMOVUPS      Y0, prod-32(SP)
-	Q8_0_LANES_PACKED(0, Y4)
-	Q8_0_LANES_PACKED(1, Y5)
-	Q8_0_LANES_PACKED(2, Y6)
-	Q8_0_LANES_PACKED(3, Y7)
-	Q8_0_LANES_PACKED(4, Y8)
-	Q8_0_LANES_PACKED(5, Y9)
-	Q8_0_LANES_PACKED(6, Y10)
-	Q8_0_LANES_PACKED(7, Y11)
-	ADDQ $34, SI
-	ADDQ $288, DI
-	DECQ CX
-	JNZ  q80rowsActs8Block
+DATA bytesF0<>+0(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA bytesF0<>+8(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA bytesF0<>+16(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA bytesF0<>+24(SB)/8, $0xf0f0f0f0f0f0f0f0
+GLOBL bytesF0<>(SB), RODATA|NOPTR, $32
 
-	MOVQ   AX, BX
-	HSUM8_TO(Y4, X4, X4, X0)
-	VMOVSS X4, (BX)
-	HSUM8_TO(Y5, X5, X5, X0)
-	VMOVSS X5, (BX)(R15*1)
-	HSUM8_TO(Y6, X6, X6, X0)
-	VMOVSS X6, (BX)(R15*2)
-	HSUM8_TO(Y7, X7, X7, X0)
-	VMOVSS X7, (BX)(R13*1)
-	HSUM8_TO(Y8, X8, X8, X0)
-	VMOVSS X8, (BX)(R15*4)
-	HSUM8_TO(Y9, X9, X9, X0)
-	VMOVSS X9, (BX)(R12*1)
-	LEAQ   (BX)(R13*2), BX // 6·stride
-	HSUM8_TO(Y10, X10, X10, X0)
-	VMOVSS X10, (BX)
-	HSUM8_TO(Y11, X11, X11, X0)
-	VMOVSS X11, (BX)(R15*1)
-	ADDQ   $4, AX
-	ADDQ   rowBytes+8(FP), R14
-	DECQ   rows+16(FP)
-	JNZ    q80rowsActs8Row
-	VZEROUPPER
+// func dotQ5_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+//
+// dotQ8_0RowsActs8AVX2 for Q5_0 rows: dotQ5_0Generic of each row with each
+// of the eight activations.
+TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
+	LEGACY_CONSTS
+	MOVQ         $0x8040201008040201, AX
+	VMOVQ        AX, X15
+	VPBROADCASTQ X15, Y15
+	MOVQ w+0(FP), R14
+	MOVQ rowBytes+8(FP), R11
+	MOVQ rows+16(FP), R10
+	MOVQ pk+24(FP), R8
+	MOVQ nb+32(FP), R9
+	MOVQ out+40(FP), AX
+	MOVQ stride+48(FP), R15
+	LANES_ROWS_ACTS8(Q5_0_QUANTS_MEM, 22, q50rowsActs8Row, q50rowsActs8Block)
 	RET
 
 // func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)

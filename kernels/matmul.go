@@ -163,7 +163,7 @@ func pack8Bytes(t Type) int {
 // interleaved block by block when the active tier has kernels of eight
 // activations for t (packsActs8), and returns it with the number of blocks
 // (K-quants: super-blocks) per group; otherwise pack emptied and 0. A Q8_0
-// block (of the activations of Q8_0 or Q4_0 weights) takes q8Pack8Bytes: the eight activations' 32 quants one after the
+// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) takes q8Pack8Bytes: the eight activations' 32 quants one after the
 // other, then their eight scales, side by side so that a kernel multiplies
 // them with the weight block's scale in one vector product; one pointer
 // walks all eight activations. A Q4_K super-block is a kPack8, a Q6_K one a
