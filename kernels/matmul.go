@@ -136,7 +136,12 @@ func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
 		return pack[:0], 0
 	}
 	pack = grow(pack, groups*nb)
-	for g := range groups {
+	// The groups that the kernels of eight activations take are not read.
+	start := 0
+	if packsActs8(t) {
+		start = len(acts) / matMulActGroup8 * matMulActGroup8 / matMulActGroup
+	}
+	for g := start; g < groups; g++ {
 		packKActs4(pack[g*nb:(g+1)*nb], acts[g*matMulActGroup:(g+1)*matMulActGroup])
 	}
 	return pack, nb
@@ -163,10 +168,11 @@ func pack8Bytes(t Type) int {
 // interleaved block by block when the active tier has kernels of eight
 // activations for t (packsActs8), and returns it with the number of blocks
 // (K-quants: super-blocks) per group; otherwise pack emptied and 0. A Q8_0
-// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) takes q8Pack8Bytes: the eight activations' 32 quants one after the
-// other, then their eight scales, side by side so that a kernel multiplies
-// them with the weight block's scale in one vector product; one pointer
-// walks all eight activations. A Q4_K super-block is a kPack8, a Q6_K one a
+// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) takes
+// q8Pack8Bytes: the eight activations' 32 quants one after the other, then
+// their eight scales, side by side so that a kernel multiplies them with the
+// weight block's scale in one vector product; one pointer walks all eight
+// activations. A Q4_K super-block is a kPack8, a Q6_K one a
 // q6Pack8. It runs once per product, before the rows are split over the
 // threads.
 func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
