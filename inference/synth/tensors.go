@@ -62,7 +62,8 @@ func (s *Shape) tensors() []tensorSpec {
 }
 
 // converterOrder lists the tensors of the shape in the order the reference's
-// converter writes them.
+// converter writes them, block by block (within a block of qwen35 or gemma4
+// the order is not the converter's: tensors sorts each block by name).
 func (s *Shape) converterOrder() []tensorSpec {
 	spec := archSpecs[s.Arch]
 	out := []tensorSpec{{name: "token_embd.weight", cols: s.NEmbd, rows: s.NVocab, layer: -1}}
