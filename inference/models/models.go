@@ -173,6 +173,22 @@ var catalogue = [...]Model{
 		MinRAM:      1024,
 	},
 	{
+		// Size and hash as pinned by several independent public manifests
+		// of unsloth/Qwen3.5-0.8B-GGUF (app catalogues, checksum lists).
+		// unsloth's Q4_K_M is not llama-quantize's plain mix: the file holds
+		// more than the synth twin's tensor data and a header.
+		Name:        "qwen3.5-0.8b",
+		Description: "Qwen3.5 0.8B, Q4_K_M (unsloth's quantisation): Gated DeltaNet hybrid, fixed-size state in three of four layers, thinking and non-thinking modes",
+		Repo:        "unsloth/Qwen3.5-0.8B-GGUF",
+		File:        "Qwen3.5-0.8B-Q4_K_M.gguf",
+		Size:        532517120,
+		SHA256:      "bd258782e35f7f458f8aced1adc053e6e92e89bc735ba3be89d38a06121dc517",
+		License:     "Apache-2.0",
+		Quant:       "Q4_K_M",
+		Shape:       "qwen3.5-0.8b",
+		MinRAM:      1024,
+	},
+	{
 		Name:        "qwen3-0.6b-q8_0",
 		Description: "Qwen3 0.6B, Q8_0 (Qwen's own GGUF)",
 		Repo:        "Qwen/Qwen3-0.6B-GGUF",
@@ -266,6 +282,21 @@ var catalogue = [...]Model{
 		License:     "Apache-2.0",
 		Quant:       "Q4_K_M",
 		Shape:       "qwen2.5-1.5b",
+		MinRAM:      2048,
+	},
+	{
+		// As qwen3.5-0.8b; unsloth's BF16 file of the same revision is
+		// 3775709216 bytes, which puts the header at 10961696 bytes and this
+		// file's tensor data about 6.4 MB above llama-quantize's Q4_K_M mix.
+		Name:        "qwen3.5-2b",
+		Description: "Qwen3.5 2B, Q4_K_M (unsloth's quantisation): Gated DeltaNet hybrid, fixed-size state in three of four layers, thinking and non-thinking modes",
+		Repo:        "unsloth/Qwen3.5-2B-GGUF",
+		File:        "Qwen3.5-2B-Q4_K_M.gguf",
+		Size:        1280835840,
+		SHA256:      "aaf42c8b7c3cab2bf3d69c355048d4a0ee9973d48f16c731c0520ee914699223",
+		License:     "Apache-2.0",
+		Quant:       "Q4_K_M",
+		Shape:       "qwen3.5-2b",
 		MinRAM:      2048,
 	},
 	{

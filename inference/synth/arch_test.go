@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -24,6 +25,8 @@ var archRefs = []struct{ arch, shape, file string }{
 	{"phi3", "tiny-phi3", "phi3-tiny-q4_k_m"},
 	{"lfm2", "tiny-lfm2", "lfm2-tiny-q4_k_m"},
 	{"smollm3", "tiny-smollm3", "smollm3-tiny-q4_k_m"},
+	{"qwen35", "tiny-qwen35", "qwen35-tiny-q4_k_m"},
+	{"gemma4", "tiny-gemma4", "gemma4-tiny-q4_k_m"},
 }
 
 func openRef(t *testing.T, name string) *gguf.File {
@@ -216,6 +219,11 @@ func TestRealShapeMetadata(t *testing.T) {
 		{"lfm2-350m", map[string]any{"lfm2.attention.head_count_kv": []int32{0, 0, 8, 0, 0, 8, 0, 0, 8, 0, 8, 0, 8, 0, 8, 0}, "lfm2.feed_forward_length": uint32(4608), "lfm2.shortconv.l_cache": uint32(3)}},
 		{"phi4-mini", map[string]any{"phi3.rope.dimension_count": uint32(96), "phi3.attention.sliding_window": uint32(262144), "phi3.rope.scaling.original_context_length": uint32(4096), "phi3.rope.scaling.attn_factor": float32(math.Sqrt(1 + math.Log(32)/math.Log(4096)))}},
 		{"smollm3-3b", map[string]any{"smollm3.attention.head_count_kv": uint32(4), "smollm3.rope.dimension_count": uint32(128)}},
+		{"qwen3.5-2b", map[string]any{"qwen35.rope.dimension_count": uint32(64), "qwen35.rope.dimension_sections": []int32{11, 11, 10, 0},
+			"qwen35.ssm.inner_size": uint32(2048), "qwen35.ssm.group_count": uint32(16), "qwen35.full_attention_interval": uint32(4), "qwen35.attention.key_length": uint32(256)}},
+		{"gemma4-e2b", map[string]any{"gemma4.attention.key_length": uint32(512), "gemma4.attention.key_length_swa": uint32(256),
+			"gemma4.rope.dimension_count": uint32(512), "gemma4.rope.dimension_count_swa": uint32(256), "gemma4.attention.shared_kv_layers": uint32(20),
+			"gemma4.embedding_length_per_layer_input": uint32(256), "gemma4.final_logit_softcapping": float32(30), "gemma4.attention.sliding_window": uint32(512)}},
 	} {
 		f := headerFile(t, Options{Shape: mustShape(t, c.shape), Type: MostlyQ8_0})
 		for k, want := range c.want {
@@ -229,6 +237,47 @@ func TestRealShapeMetadata(t *testing.T) {
 	long, ok := f.Tensor("rope_factors_long.weight")
 	if !ok || long.Dims[0] != 48 {
 		t.Fatalf("rope_factors_long: %v", long)
+	}
+	g := headerFile(t, Options{Shape: mustShape(t, "gemma4-e2b"), Type: MostlyQ4_KM})
+	ff, _ := g.Get("gemma4.feed_forward_length")
+	pattern, _ := g.Get("gemma4.attention.sliding_window_pattern")
+	if sizes, ok := ff.([]int32); !ok || len(sizes) != 35 || sizes[14] != 6144 || sizes[15] != 12288 || sizes[34] != 12288 {
+		t.Errorf("gemma-4-E2B feed_forward_length %v", ff)
+	}
+	if p, ok := pattern.([]bool); !ok || len(p) != 35 || p[4] || !p[5] || p[34] {
+		t.Errorf("gemma-4-E2B sliding_window_pattern %v", pattern)
+	}
+	for name, want := range map[string]kernels.Type{
+		"per_layer_token_embd.weight": kernels.Q6_K, // typed as the tied output
+		"per_layer_model_proj.weight": kernels.F32,  // left alone by the quantizer
+		"blk.15.attn_q.weight":        kernels.Q4_K,
+	} {
+		if ti, ok := g.Tensor(name); !ok || ti.Type != want {
+			t.Errorf("gemma-4-E2B Q4_K_M %s: %v, want %v", name, ti, want)
+		}
+	}
+	if _, ok := g.Tensor("blk.15.attn_k.weight"); ok {
+		t.Error("gemma-4-E2B's shared-KV block 15 has an attn_k")
+	}
+}
+
+// The vectors that are not random hold the values the reference's converter
+// writes: gemma4's rope_freqs, 1 for the rotated quarter of a full-attention
+// head's pairs and 1e30 for the rest.
+func TestVectorsMatchReference(t *testing.T) {
+	for _, c := range []struct{ shape, file, tensor string }{
+		{"tiny-gemma4", "gemma4-tiny-q8_0", "rope_freqs.weight"},
+	} {
+		ref := openRef(t, c.file)
+		f, err := gguf.Parse(writeBytes(t, Options{Shape: mustShape(t, c.shape), Type: MostlyQ8_0, Seed: 1}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok1 := f.Tensor(c.tensor)
+		want, ok2 := ref.Tensor(c.tensor)
+		if !ok1 || !ok2 || !bytes.Equal(got.Data, want.Data) {
+			t.Errorf("%s %s: %v, the reference's %v", c.shape, c.tensor, got, want)
+		}
 	}
 }
 
@@ -250,6 +299,9 @@ func TestParamsMatchPublished(t *testing.T) {
 		{"lfm2-1.2b", 1170340608, "LFM2-1.2B model card"},
 		{"smollm3-3b", 3075098624, "SmolLM3-3B safetensors (6,150,235,008 bytes of BF16)"},
 		{"phi4-mini", 3836021760, "Phi-4-mini-instruct safetensors"},
+		{"qwen3.5-0.8b", 752393024, "llama.cpp's n_params of Qwen3.5-0.8B GGUFs, in several public run records"},
+		{"qwen3.5-2b", 1881825088, "unsloth/Qwen3.5-2B-GGUF: Hugging Face's gguf.total"},
+		{"gemma4-e2b", 4628569635, "llama-server's n_params of a gemma-4-E2B-it GGUF (xbill9's gemma-rust README)"},
 	} {
 		s := mustShape(t, c.shape)
 		got := float64(s.Params())

@@ -116,8 +116,10 @@ func (ft FileType) quantized() bool { return ft.Default().BlockSize() > 1 }
 // of every third one between are Q6_K, and so are the ffn_down weights of the
 // same share of all layers; in Q4_K_S those V projections are Q5_K in the
 // first four attention layers, and ffn_down in the first eighth of the layers.
-// The tool counts attention layers, not blocks, so an lfm2 model's
-// convolution blocks do not count for the V projections. (llama-quantize
+// The tool counts V projections, not blocks, so an lfm2 model's convolution
+// blocks and gemma4's shared-KV blocks do not count for them (qwen35's
+// DeltaNet blocks do, by their attn_qkv). gemma4's per_layer_token_embd is
+// typed as the tied output projection is. (llama-quantize
 // before llama.cpp 1dab5f5, March 2026, gave every attn_qkv Q5_K in Q4_K_M
 // instead, as the published Phi-4-mini files show.) Every other matrix
 // (Q, K, attn_output, the FFN's gate and up, lfm2's shortconv projections)
@@ -153,12 +155,12 @@ func (ft FileType) TensorType(s *Shape, name string, layer int, cols int, pure b
 // mixType applies the reference's per-tensor rules to the default type typ.
 func (ft FileType) mixType(s *Shape, name string, layer int, typ kernels.Type) kernels.Type {
 	switch {
-	case name == "output.weight" || (s.Tied && name == "token_embd.weight"):
+	case name == "output.weight" || (s.Tied && (name == "token_embd.weight" || name == "per_layer_token_embd.weight")):
 		if typ != kernels.Q8_0 {
 			return kernels.Q6_K
 		}
 	case strings.HasSuffix(name, "attn_v.weight") || strings.HasSuffix(name, "attn_qkv.weight"):
-		i, n := s.attentionIndex(layer), s.AttentionLayers()
+		i, n := s.vIndex(layer), s.vIndex(s.NLayer)
 		switch {
 		case (ft == MostlyQ4_KM || ft == MostlyQ5_KM) && useMoreBits(i, n):
 			return kernels.Q6_K
@@ -177,12 +179,14 @@ func (ft FileType) mixType(s *Shape, name string, layer int, typ kernels.Type) k
 	return typ
 }
 
-// attentionIndex is the number of attention layers before block layer: the
-// tool's count of V projections seen so far.
-func (s *Shape) attentionIndex(layer int) int {
+// vIndex is the number of blocks before block layer with a V projection
+// (attn_v, or an attn_qkv: qwen35's DeltaNet blocks have one too): the tool's
+// count of V projections seen so far. Convolution blocks and gemma4's
+// shared-KV blocks have none.
+func (s *Shape) vIndex(layer int) int {
 	i := 0
 	for il := range layer {
-		if s.LayerKind(il) != LayerConv {
+		if s.ownsKV(il) || s.LayerKind(il) == LayerDeltaNet {
 			i++
 		}
 	}

@@ -7,8 +7,8 @@
 // numerically tame (matrices with a standard deviation of 0.02, norm weights of
 // 1, RoPE factors from the model's config), so the forward pass costs exactly
 // what the real model's does. The architectures are llama, qwen2, qwen3,
-// gemma3, phi3 (Phi-4-mini), lfm2 and smollm3, whether or not the engine runs
-// them yet.
+// gemma3, phi3 (Phi-4-mini), lfm2, smollm3, qwen35 (Qwen3.5's Gated DeltaNet
+// hybrid) and gemma4 (Gemma 4 E2B), whether or not the engine runs them yet.
 package synth
 
 import (
@@ -25,13 +25,13 @@ import (
 type Shape struct {
 	Name     string  // short name, e.g. "tinyllama-1.1b"
 	Model    string  // the real model it copies, e.g. "TinyLlama-1.1B-Chat-v1.0"
-	Arch     string  // GGUF architecture: llama, qwen2, qwen3, gemma3, phi3, lfm2 or smollm3
+	Arch     string  // GGUF architecture: llama, qwen2, qwen3, gemma3, phi3, lfm2, smollm3, qwen35 or gemma4
 	NEmbd    int     // hidden size
 	NLayer   int     // blocks
 	NHead    int     // query heads
 	NHeadKV  int     // key/value heads of the attention layers
-	NHeadDim int     // head_dim of config.json (written as attention.key_length and value_length); 0: NEmbd/NHead
-	NFF      int     // feed-forward hidden size
+	NHeadDim int     // head_dim of config.json (written as attention.key_length and value_length); 0: NEmbd/NHead; gemma4: the full-attention layers' global_head_dim
+	NFF      int     // feed-forward hidden size (gemma4: of the layers before the shared-KV ones)
 	NVocab   int     // vocabulary size
 	NCtx     int     // training context length
 	RopeBase float32 // RoPE frequency base (of the global layers)
@@ -40,8 +40,9 @@ type Shape struct {
 	Tied     bool    // the output projection is the token embedding matrix
 
 	// Layers gives each block's kind, one letter per block (LayerAttention,
-	// LayerSliding, LayerNoRope, LayerConv), as config.json's layer_types or
-	// no_rope_layers say; "" means global attention with RoPE everywhere.
+	// LayerSliding, LayerNoRope, LayerConv, LayerDeltaNet), as config.json's
+	// layer_types or no_rope_layers say; "" means global attention with RoPE
+	// everywhere.
 	Layers string
 	// SlidingWindow is the number of positions a sliding-window layer sees
 	// (attention.sliding_window; Phi-4-mini's files carry one its attention
@@ -52,8 +53,42 @@ type Shape struct {
 	// RopeLinear is the linear RoPE scaling factor of the global layers
 	// (rope.scaling.factor); 0 for none.
 	RopeLinear float32
-	// ConvL is the length of the short convolutions (lfm2's shortconv.l_cache).
+	// ConvL is the length of the short convolutions (lfm2's
+	// shortconv.l_cache, qwen35's ssm.conv_kernel: linear_conv_kernel_dim).
 	ConvL int
+
+	// DeltaNet is the shape of qwen35's Gated DeltaNet layers; nil for other
+	// architectures.
+	DeltaNet *DeltaNet
+	// AttnInterval is qwen35's full_attention_interval: block il has
+	// attention iff (il+1) % AttnInterval == 0.
+	AttnInterval int
+	// RopeSections is qwen35's rope.dimension_sections (config.json's
+	// mrope_section, padded with a zero to four).
+	RopeSections [4]int32
+
+	// HeadDimSWA is gemma4's head size of the sliding-window layers
+	// (config.json's head_dim; NHeadDim is then global_head_dim).
+	HeadDimSWA int
+	// RopeDimSWA is the number of dimensions RoPE rotates in gemma4's
+	// sliding-window layers; 0: all of HeadDimSWA.
+	RopeDimSWA int
+	// PartialRotary is the share of a full-attention head gemma4's
+	// "proportional" RoPE rotates: the rope_freqs.weight tensor leaves the
+	// other pairs unrotated (factors of 1e30).
+	PartialRotary float64
+	// SharedKVLayers is gemma4's num_kv_shared_layers: the last blocks,
+	// which read an earlier layer's KV cache and have no K and V of their
+	// own.
+	SharedKVLayers int
+	// DoubleWideFF doubles the feed-forward size of the shared-KV blocks
+	// (gemma4's use_double_wide_mlp).
+	DoubleWideFF bool
+	// PerLayerInput is gemma4's hidden_size_per_layer_input: the width of
+	// the per-layer embeddings every block mixes in.
+	PerLayerInput int
+	// SoftCap is gemma4's final_logit_softcapping.
+	SoftCap float32
 	// Llama3Rope, when set, adds the rope_freqs.weight tensor of Llama 3.1+
 	// models (per-frequency divisors of their long-context RoPE scaling).
 	Llama3Rope *Llama3Rope
@@ -61,6 +96,23 @@ type Shape struct {
 	// tensors of Phi-3/Phi-4 LongRoPE scaling.
 	LongRope *LongRope
 }
+
+// DeltaNet is the shape of a Gated DeltaNet layer (qwen35's linear
+// attention): config.json's linear_num_key_heads, linear_num_value_heads and
+// linear_key_head_dim (equal to linear_value_head_dim in every published
+// model, and the state's size: ssm.state_size).
+type DeltaNet struct {
+	KeyHeads   int // ssm.group_count
+	ValueHeads int // ssm.time_step_rank
+	HeadDim    int // ssm.state_size
+}
+
+// convDim is the width of the fused Q, K and V projection, which the
+// convolution runs over.
+func (d *DeltaNet) convDim() int { return (2*d.KeyHeads + d.ValueHeads) * d.HeadDim }
+
+// innerSize is the width of the values: ssm.inner_size.
+func (d *DeltaNet) innerSize() int { return d.ValueHeads * d.HeadDim }
 
 // Llama3Rope is the RoPE scaling of Llama 3.1 and later models.
 type Llama3Rope struct {
@@ -113,11 +165,41 @@ func (s *Shape) LayerKind(il int) byte {
 	return s.Layers[il]
 }
 
-// AttentionLayers is the number of blocks with attention (with a KV cache).
+// attention reports whether block il has attention (rather than a
+// convolution or a DeltaNet).
+func (s *Shape) attention(il int) bool {
+	k := s.LayerKind(il)
+	return k != LayerConv && k != LayerDeltaNet
+}
+
+// ownsKV reports whether block il has attention with K and V projections of
+// its own: gemma4's last SharedKVLayers blocks read another layer's cache.
+func (s *Shape) ownsKV(il int) bool {
+	return s.attention(il) && il < s.NLayer-s.SharedKVLayers
+}
+
+// layerHeadDim is the head size of block il (gemma4's sliding-window layers
+// have their own).
+func (s *Shape) layerHeadDim(il int) int {
+	if s.LayerKind(il) == LayerSliding && s.HeadDimSWA > 0 {
+		return s.HeadDimSWA
+	}
+	return s.HeadDim()
+}
+
+// layerFF is the feed-forward size of block il.
+func (s *Shape) layerFF(il int) int {
+	if s.DoubleWideFF && il >= s.NLayer-s.SharedKVLayers {
+		return 2 * s.NFF
+	}
+	return s.NFF
+}
+
+// AttentionLayers is the number of blocks with a KV cache of their own.
 func (s *Shape) AttentionLayers() int {
 	n := 0
 	for il := range s.NLayer {
-		if s.LayerKind(il) != LayerConv {
+		if s.ownsKV(il) {
 			n++
 		}
 	}
@@ -125,9 +207,16 @@ func (s *Shape) AttentionLayers() int {
 }
 
 // KVCacheBytes is the size of an FP16 key/value cache of ctx positions in
-// every attention layer.
+// every layer that keeps one (convolution, DeltaNet and gemma4's shared-KV
+// layers keep none; a sliding-window layer is counted in full).
 func (s *Shape) KVCacheBytes(ctx int) int64 {
-	return int64(ctx) * int64(s.AttentionLayers()) * int64(s.NHeadKV*s.HeadDim()) * 2 /* K and V */ * 2 /* FP16 */
+	var n int64
+	for il := range s.NLayer {
+		if s.ownsKV(il) {
+			n += int64(ctx) * int64(s.NHeadKV*s.layerHeadDim(il)) * 2 /* K and V */ * 2 /* FP16 */
+		}
+	}
+	return n
 }
 
 // HasQKVBias reports whether the Q, K and V projections have biases (qwen2).
@@ -171,6 +260,10 @@ func (s Shape) clone() Shape {
 		r.Long = append([]float32(nil), r.Long...)
 		r.Short = append([]float32(nil), r.Short...)
 		s.LongRope = &r
+	}
+	if s.DeltaNet != nil {
+		d := *s.DeltaNet
+		s.DeltaNet = &d
 	}
 	return s
 }
@@ -227,6 +320,20 @@ var shapes = []Shape{
 		NEmbd: 256, NLayer: 4, NHead: 4, NHeadKV: 1, NFF: 512, NVocab: 512, NCtx: 65536,
 		RopeBase: 5e6, NormEps: 1e-6, Tied: true,
 		Layers: "aaan",
+	},
+	{
+		Name: "tiny-qwen35", Model: "the tiny qwen35 model (testdata/models/qwen35-tiny-q4_k_m.gguf)", Arch: "qwen35",
+		NEmbd: 256, NLayer: 4, NHead: 4, NHeadKV: 2, NHeadDim: 64, NFF: 512, NVocab: 512, NCtx: 262144,
+		RopeBase: 1e7, RopeDim: 16, NormEps: 1e-6, Tied: true,
+		Layers: "ddda", ConvL: 4, AttnInterval: 4, RopeSections: [4]int32{3, 3, 2, 0},
+		DeltaNet: &DeltaNet{KeyHeads: 2, ValueHeads: 4, HeadDim: 64},
+	},
+	{
+		Name: "tiny-gemma4", Model: "the tiny gemma4 model (testdata/models/gemma4-tiny-q4_k_m.gguf)", Arch: "gemma4",
+		NEmbd: 256, NLayer: 10, NHead: 4, NHeadKV: 1, NHeadDim: 128, NFF: 128, NVocab: 512, NCtx: 131072,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+		Layers: "ssssassssa", SlidingWindow: 16, RopeBaseSWA: 10000,
+		HeadDimSWA: 64, PartialRotary: 0.25, SharedKVLayers: 5, DoubleWideFF: true, PerLayerInput: 32, SoftCap: 30,
 	},
 	{
 		Name: "smollm-135m", Model: "SmolLM-135M", Arch: "llama",
@@ -316,6 +423,53 @@ var shapes = []Shape{
 		NEmbd: 3072, NLayer: 32, NHead: 24, NHeadKV: 8, NFF: 8192, NVocab: 200064, NCtx: 131072,
 		RopeBase: 10000, RopeDim: 96, NormEps: 1e-5, Tied: true,
 		SlidingWindow: 262144, LongRope: &LongRope{OrigCtx: 4096, Long: phi4MiniLong},
+	},
+	{
+		// Qwen/Qwen3.5-0.8B's config.json text_config (as mirrored in public
+		// test fixtures, e.g. brolm's qwen35_config test and the model's
+		// apxml.com card): hidden_size 1024, 24 layers of layer_types
+		// [linear ×3, full] ×6 (full_attention_interval 4), 8 heads, 2 KV
+		// heads, head_dim 256, intermediate_size 3584, vocab_size 248320,
+		// max_position_embeddings 262144, rope_theta 1e7 with
+		// partial_rotary_factor 0.25 and mrope_section [11, 11, 10],
+		// rms_norm_eps 1e-6, tied embeddings; linear_num_key_heads and
+		// linear_num_value_heads 16 of 128, linear_conv_kernel_dim 4. The
+		// multi-token-prediction layer and the vision tower are not in the
+		// reference's text GGUF.
+		Name: "qwen3.5-0.8b", Model: "Qwen3.5-0.8B", Arch: "qwen35",
+		NEmbd: 1024, NLayer: 24, NHead: 8, NHeadKV: 2, NHeadDim: 256, NFF: 3584, NVocab: 248320, NCtx: 262144,
+		RopeBase: 1e7, RopeDim: 64, NormEps: 1e-6, Tied: true,
+		Layers: strings.Repeat("ddda", 6), ConvL: 4, AttnInterval: 4, RopeSections: [4]int32{11, 11, 10, 0},
+		DeltaNet: &DeltaNet{KeyHeads: 16, ValueHeads: 16, HeadDim: 128},
+	},
+	{
+		// Qwen/Qwen3.5-2B's config.json text_config (a captured copy:
+		// SiliconBadgers/architecture research/2026-10-02-vector-control/
+		// inputs/2B.json): as Qwen3.5-0.8B but hidden_size 2048 and
+		// intermediate_size 6144. Its weights add up to the 1,881,825,088 of
+		// unsloth/Qwen3.5-2B-GGUF (Hugging Face's gguf.total), to the weight.
+		Name: "qwen3.5-2b", Model: "Qwen3.5-2B", Arch: "qwen35",
+		NEmbd: 2048, NLayer: 24, NHead: 8, NHeadKV: 2, NHeadDim: 256, NFF: 6144, NVocab: 248320, NCtx: 262144,
+		RopeBase: 1e7, RopeDim: 64, NormEps: 1e-6, Tied: true,
+		Layers: strings.Repeat("ddda", 6), ConvL: 4, AttnInterval: 4, RopeSections: [4]int32{11, 11, 10, 0},
+		DeltaNet: &DeltaNet{KeyHeads: 16, ValueHeads: 16, HeadDim: 128},
+	},
+	{
+		// google/gemma-4-E2B-it's config.json text_config (as mirrored in
+		// public test fixtures of it): hidden_size 1536, 35 layers of
+		// layer_types [sliding ×4, full] ×7, 8 heads, 1 KV head, head_dim 256
+		// (sliding) and global_head_dim 512 (full), sliding_window 512,
+		// intermediate_size 6144 with use_double_wide_mlp (12288 in the 20
+		// num_kv_shared_layers), hidden_size_per_layer_input 256,
+		// vocab_size 262144, max_position_embeddings 131072, rope_theta 1e4
+		// (sliding) and 1e6 with a "proportional" partial_rotary_factor 0.25
+		// (full), final_logit_softcapping 30, rms_norm_eps 1e-6, tied
+		// embeddings. The vision and audio towers are not in the text GGUF.
+		Name: "gemma4-e2b", Model: "gemma-4-E2B-it", Arch: "gemma4",
+		NEmbd: 1536, NLayer: 35, NHead: 8, NHeadKV: 1, NHeadDim: 512, NFF: 6144, NVocab: 262144, NCtx: 131072,
+		RopeBase: 1e6, NormEps: 1e-6, Tied: true,
+		Layers: strings.Repeat("ssssa", 7), SlidingWindow: 512, RopeBaseSWA: 10000,
+		HeadDimSWA: 256, PartialRotary: 0.25, SharedKVLayers: 20, DoubleWideFF: true, PerLayerInput: 256, SoftCap: 30,
 	},
 }
 

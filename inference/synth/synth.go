@@ -246,13 +246,21 @@ func addMetadata(b *gguf.Builder, s *Shape, ft FileType) error {
 		}
 		headKV = counts
 	}
+	var ff any = uint32(s.NFF)
+	if s.DoubleWideFF {
+		sizes := make([]int32, s.NLayer)
+		for il := range sizes {
+			sizes[il] = int32(s.layerFF(il))
+		}
+		ff = sizes
+	}
 	kvs := []kv{
 		{"general.architecture", s.Arch},
 		{"general.name", "synth " + s.Name},
 		{a + "context_length", uint32(s.NCtx)},
 		{a + "embedding_length", uint32(s.NEmbd)},
 		{a + "block_count", uint32(s.NLayer)},
-		{a + "feed_forward_length", uint32(s.NFF)},
+		{a + "feed_forward_length", ff},
 		{a + "attention.head_count", uint32(s.NHead)},
 		{a + "attention.head_count_kv", headKV},
 		{a + "attention.layer_norm_rms_epsilon", s.NormEps},
@@ -262,6 +270,7 @@ func addMetadata(b *gguf.Builder, s *Shape, ft FileType) error {
 	if s.NHeadDim > 0 {
 		kvs = append(kvs, kv{a + "attention.key_length", uint32(s.NHeadDim)}, kv{a + "attention.value_length", uint32(s.NHeadDim)})
 	}
+	kvs = append(kvs, s.newArchKVs(a)...)
 	if s.SlidingWindow > 0 || spec.window {
 		kvs = append(kvs, kv{a + "attention.sliding_window", uint32(s.SlidingWindow)})
 	}
@@ -274,7 +283,7 @@ func addMetadata(b *gguf.Builder, s *Shape, ft FileType) error {
 	if r := s.LongRope; r != nil {
 		kvs = append(kvs, kv{a + "rope.scaling.original_context_length", uint32(r.OrigCtx)}, kv{a + "rope.scaling.attn_factor", r.AttnFactor(s.NCtx)})
 	}
-	if s.ConvL > 0 {
+	if s.ConvL > 0 && s.DeltaNet == nil {
 		kvs = append(kvs, kv{a + "shortconv.l_cache", uint32(s.ConvL)})
 	}
 	kvs = append(kvs, kv{a + "vocab_size", uint32(s.NVocab)})
@@ -287,6 +296,43 @@ func addMetadata(b *gguf.Builder, s *Shape, ft FileType) error {
 		}
 	}
 	return nil
+}
+
+// newArchKVs returns the metadata of qwen35's DeltaNet and hybrid layout and
+// of gemma4's two layer kinds, per-layer inputs and shared-KV layers, which
+// the reference's converter writes after the head sizes (prefix a is
+// "ARCH.").
+func (s *Shape) newArchKVs(a string) []kv {
+	var kvs []kv
+	if d := s.DeltaNet; d != nil {
+		kvs = append(kvs,
+			kv{a + "rope.dimension_sections", s.RopeSections[:]},
+			kv{a + "ssm.conv_kernel", uint32(s.ConvL)},
+			kv{a + "ssm.state_size", uint32(d.HeadDim)},
+			kv{a + "ssm.group_count", uint32(d.KeyHeads)},
+			kv{a + "ssm.time_step_rank", uint32(d.ValueHeads)},
+			kv{a + "ssm.inner_size", uint32(d.innerSize())},
+			kv{a + "full_attention_interval", uint32(s.AttnInterval)})
+	}
+	if archSpecs[s.Arch].perLayerInput {
+		ropeSWA := s.RopeDimSWA
+		if ropeSWA == 0 {
+			ropeSWA = s.HeadDimSWA
+		}
+		pattern := make([]bool, s.NLayer)
+		for il := range pattern {
+			pattern[il] = s.LayerKind(il) == LayerSliding
+		}
+		kvs = append(kvs,
+			kv{a + "attention.key_length_swa", uint32(s.HeadDimSWA)},
+			kv{a + "attention.value_length_swa", uint32(s.HeadDimSWA)},
+			kv{a + "rope.dimension_count_swa", uint32(ropeSWA)},
+			kv{a + "attention.sliding_window_pattern", pattern},
+			kv{a + "attention.shared_kv_layers", uint32(s.SharedKVLayers)},
+			kv{a + "embedding_length_per_layer_input", uint32(s.PerLayerInput)},
+			kv{a + "final_logit_softcapping", s.SoftCap})
+	}
+	return kvs
 }
 
 // kv is a metadata key and its value.

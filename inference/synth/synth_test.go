@@ -245,7 +245,7 @@ func checkConfig(t *testing.T, s *Shape, m *inference.Model) {
 		}
 	}
 	factors := c.Ropes[0].Factors != nil
-	if want := s.Llama3Rope != nil || s.LongRope != nil; factors != want {
+	if want := s.Llama3Rope != nil || s.LongRope != nil || s.PartialRotary > 0; factors != want {
 		t.Errorf("%s: rope factors %v, want %v", s.Name, factors, want)
 	}
 	if n := m.Tokenizer.NumTokens(); n != s.NVocab {
@@ -256,7 +256,7 @@ func checkConfig(t *testing.T, s *Shape, m *inference.Model) {
 // The random weights keep the forward pass tame: finite logits of moderate
 // size that differ between tokens, in every type.
 func TestForwardIsSane(t *testing.T) {
-	for _, shape := range []string{"tiny", "tiny-qwen2"} {
+	for _, shape := range []string{"tiny", "tiny-qwen2", "tiny-qwen35", "tiny-gemma4"} {
 		for _, ft := range []FileType{AllF32, MostlyQ4_KM, MostlyQ8_0} {
 			path := filepath.Join(t.TempDir(), "m.gguf")
 			if _, err := WriteFile(path, Options{Shape: mustShape(t, shape), Type: ft, Seed: 3}); err != nil {
