@@ -267,3 +267,25 @@ func packQ6Acts8(pack []q6Pack8, acts []Activation) {
 		}
 	}
 }
+
+// q8Pack8 is one block of eight Q8_0 activations laid out for the kernels of
+// Q8_0, Q5_0 and Q4_0 rows × eight activations (packQ8Acts8): their quants
+// one after the other, then their scales side by side, so that a kernel
+// multiplies them with the weight block's scale in one vector product.
+type q8Pack8 struct {
+	qs [8][QK]int8
+	d  [8]float32
+}
+
+// packQ8Acts8 sets pack[i] to block i of the eight Q8_0 activations acts,
+// for every i < len(pack) (at most their blocks).
+func packQ8Acts8(pack []q8Pack8, acts []Activation) {
+	for b := range acts[:8] {
+		a := &acts[b]
+		d, qs := a.D[:len(pack)], a.Qs[:QK*len(pack)]
+		for i := range pack {
+			pack[i].d[b] = d[i]
+			copy(pack[i].qs[b][:], qs[QK*i:])
+		}
+	}
+}

@@ -358,6 +358,10 @@ func dotQ5_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *fl
 //go:noescape
 func dotQ6_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 
+// The Q8_0, Q5_0 and Q4_0 kernels of eight activations read a q8Pack8 as
+// 288 bytes: the quants at 0 (activation b at 32b), the scales at 256.
+var _ = [1]struct{}{}[unsafe.Sizeof(q8Pack8{})-288]
+
 // The Q6_K kernel of eight activations reads a q6Pack8 as 4128 bytes: the
 // scales at 0, the quants at 32 (run c of activation b at 32 + 256c + 32b),
 // the offsets at 2080 (2080 + 256c + 32b).

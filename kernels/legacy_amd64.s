@@ -115,12 +115,16 @@ TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-36
 // nibble of byte j) with 0xf0 or-ed in where the fifth bit, bit j of the
 // uint32 at 2(SI), is clear. Y12 holds the byte-spreading shuffle, Y11 the bit
 // of each byte, Y10 bytes 0xf0. Clobbers Y2.
-#define Q5_0_QUANTS_AVX2 \
+#define Q5_0_QUANTS_AVX2 Q5_0_QUANTS_FROM(Y12, Y11, Y10)
+
+// Q5_0_QUANTS_AVX2 with the byte-spreading shuffle SPREAD, the bits BITS and
+// the bytes 0xf0 F0 given (registers or memory; BITS a register).
+#define Q5_0_QUANTS_FROM(SPREAD, BITS, F0) \
 	VPBROADCASTD 2(SI), Y2; \
-	VPSHUFB      Y12, Y2, Y2; \
-	VPAND        Y11, Y2, Y2; \
-	VPCMPEQB     Y11, Y2, Y2; \
-	VPANDN       Y10, Y2, Y2; \
+	VPSHUFB      SPREAD, Y2, Y2; \
+	VPAND        BITS, Y2, Y2; \
+	VPCMPEQB     BITS, Y2, Y2; \
+	VPANDN       F0, Y2, Y2; \
 	VMOVDQU      6(SI), X1; \
 	VPSRLW       $4, X1, X3; \
 	VINSERTI128  $1, X3, Y1, Y1; \
@@ -1404,17 +1408,7 @@ TEXT ·dotQ8_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 // Q5_0_QUANTS_AVX2 with the byte-spreading shuffle and the bytes 0xf0 read
 // from memory, Y15 holding the bit of each byte: the kernel of eight
 // activations has no registers for them.
-#define Q5_0_QUANTS_MEM \
-	VPBROADCASTD 2(SI), Y2; \
-	VPSHUFB      q5Spread<>(SB), Y2, Y2; \
-	VPAND        Y15, Y2, Y2; \
-	VPCMPEQB     Y15, Y2, Y2; \
-	VPANDN       bytesF0<>(SB), Y2, Y2; \
-	VMOVDQU      6(SI), X1; \
-	VPSRLW       $4, X1, X3; \
-	VINSERTI128  $1, X3, Y1, Y1; \
-	VPAND        Y13, Y1, Y1; \
-	VPOR         Y2, Y1, Y1
+#define Q5_0_QUANTS_MEM Q5_0_QUANTS_FROM(q5Spread<>(SB), Y15, bytesF0<>(SB))
 
 DATA bytesF0<>+0(SB)/8, $0xf0f0f0f0f0f0f0f0
 DATA bytesF0<>+8(SB)/8, $0xf0f0f0f0f0f0f0f0

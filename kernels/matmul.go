@@ -1,10 +1,6 @@
 package kernels
 
-import (
-	"encoding/binary"
-	"math"
-	"unsafe"
-)
+import "unsafe"
 
 // Matrix × matrix products for batches of activations (prompt prefill): each
 // weight row is brought into cache once and multiplied with every activation
@@ -147,11 +143,6 @@ func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
 	return pack, nb
 }
 
-// q8Pack8Bytes is the size of one block of a group of eight Q8_0
-// activations interleaved (packActs8): the eight activations' 32 quants, one
-// after the other, then their eight scales as float32.
-const q8Pack8Bytes = matMulActGroup8*QK + matMulActGroup8*4
-
 // pack8Bytes is the size of one block (Q8_0) or super-block (Q4_K, Q6_K) of
 // eight activations packed for weights of type t (packActs8).
 func pack8Bytes(t Type) int {
@@ -161,19 +152,16 @@ func pack8Bytes(t Type) int {
 	case Q6_K:
 		return int(unsafe.Sizeof(q6Pack8{}))
 	}
-	return q8Pack8Bytes
+	return int(unsafe.Sizeof(q8Pack8{}))
 }
 
 // packActs8 fills pack with each full group of eight activations of acts
 // interleaved block by block when the active tier has kernels of eight
 // activations for t (packsActs8), and returns it with the number of blocks
 // (K-quants: super-blocks) per group; otherwise pack emptied and 0. A Q8_0
-// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) takes
-// q8Pack8Bytes: the eight activations' 32 quants one after the other, then
-// their eight scales, side by side so that a kernel multiplies them with the
-// weight block's scale in one vector product; one pointer walks all eight
-// activations. A Q4_K super-block is a kPack8, a Q6_K one a
-// q6Pack8. It runs once per product, before the rows are split over the
+// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) is a q8Pack8,
+// a Q4_K super-block a kPack8, a Q6_K one a q6Pack8: one pointer walks all
+// eight activations. It runs once per product, before the rows are split over the
 // threads.
 func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
 	groups := len(acts) / matMulActGroup8
@@ -198,25 +186,10 @@ func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
 		case Q6_K:
 			packQ6Acts8(unsafe.Slice((*q6Pack8)(unsafe.Pointer(&dst[0])), nb), group)
 		default:
-			packQ8Acts8(dst, nb, group)
+			packQ8Acts8(unsafe.Slice((*q8Pack8)(unsafe.Pointer(&dst[0])), nb), group)
 		}
 	}
 	return pack, nb
-}
-
-// packQ8Acts8 interleaves the nb blocks of the eight Q8_0 activations acts
-// into dst (q8Pack8Bytes per block).
-func packQ8Acts8(dst []byte, nb int, acts []Activation) {
-	for i := range nb {
-		blk := dst[i*q8Pack8Bytes:][:q8Pack8Bytes]
-		for b := range acts[:matMulActGroup8] {
-			a := &acts[b]
-			for k, q := range a.Qs[i*QK : (i+1)*QK] {
-				blk[b*QK+k] = byte(q)
-			}
-			binary.LittleEndian.PutUint32(blk[matMulActGroup8*QK+4*b:], math.Float32bits(a.D[i]))
-		}
-	}
 }
 
 // packableBlocks returns the number of blocks of block values of the
