@@ -89,7 +89,7 @@ func (j *quantizeJob) Do(lo, hi int) {
 // input makes the first n rows of buf, whose rows hold width values, the
 // input of the next matmuls, and returns it. buf must not change while its
 // input is in use: its quantized forms are made once.
-func (s *State) input(buf []float32, n, width int) *batchInput {
+func (s *workspace) input(buf []float32, n, width int) *batchInput {
 	in := &s.in
 	in.x, in.n = buf[:n*width], n
 	in.valid = [len(activationKinds)]bool{}
@@ -97,7 +97,7 @@ func (s *State) input(buf []float32, n, width int) *batchInput {
 }
 
 // act returns the input quantized to kind, one activation per row.
-func (s *State) act(in *batchInput, kind kernels.Type) []kernels.Activation {
+func (s *workspace) act(in *batchInput, kind kernels.Type) []kernels.Activation {
 	k := kindSlot(kind)
 	acts := in.acts[k][:in.n]
 	if !in.valid[k] {
@@ -110,7 +110,7 @@ func (s *State) act(in *batchInput, kind kernels.Type) []kernels.Activation {
 
 // matmul computes out = W · in for every row of the input, into the first
 // rows of out (rows of W.Rows values).
-func (s *State) matmul(out []float32, w *Matrix, in *batchInput) {
+func (s *workspace) matmul(out []float32, w *Matrix, in *batchInput) {
 	acts := s.act(in, w.Type.ActivationKind())
 	s.pool.MatMul(&s.mm, w.Type, w.Data, w.RowBytes, acts, out[:len(acts)*w.Rows])
 }
@@ -118,27 +118,29 @@ func (s *State) matmul(out []float32, w *Matrix, in *batchInput) {
 // row returns row i of a batch buffer whose rows hold width values.
 func row(buf []float32, i, width int) []float32 { return buf[i*width : (i+1)*width] }
 
-// forward runs tokens (at most maxBatch, already checked) through the model at
-// the next positions, leaving the final residual stream of each in the rows
-// of s.x. Every layer reads a normalised copy of the residual stream x into
+// forward runs a batch (at most maxBatch rows, tokens already checked)
+// through the model, each row's token at its position in its sequence,
+// leaving the final residual stream of each in the rows of s.x, and moves
+// each sequence past its rows. Every layer reads a normalised copy of the residual stream x into
 // xb, computes its mixer (attention, short convolution or Gated DeltaNet)
 // and then its feed-forward network into xb2, and adds xb2 back to x; then,
 // where the layer says so, its per-layer input and its output scale.
-func (s *State) forward(tokens []int32) {
+func (s *workspace) forward(rows []batchRow) {
 	c, m := s.c, s.m
-	n, e := len(tokens), c.NEmbd
-	for i, tok := range tokens {
+	n, e := len(rows), c.NEmbd
+	s.rows = rows
+	for i, r := range rows {
 		x := row(s.x, i, e)
-		kernels.DequantizeRow(m.Embed.Type, m.Embed.Row(int(tok)), x) // x = token_embd[tok]
+		kernels.DequantizeRow(m.Embed.Type, m.Embed.Row(int(r.token)), x) // x = token_embd[token]
 		if c.EmbedScale != 1 {
 			kernels.ScaleF32(x, c.EmbedScale) // × sqrt(NEmbd) (Gemma)
 		}
 	}
 	if c.PerLayerDim > 0 {
-		s.perLayerInputs(tokens) // pl = the per-layer inputs of every layer (gemma4)
+		s.perLayerInputs() // pl = the per-layer inputs of every layer (gemma4)
 	}
 	for r := range s.rope {
-		s.rope[r].compute(s.pos, n)
+		s.rope[r].compute(rows)
 	}
 	for l := range m.Layers {
 		L, spec := &m.Layers[l], &c.Layers[l]
@@ -173,7 +175,9 @@ func (s *State) forward(tokens []int32) {
 			}
 		}
 	}
-	s.pos += n
+	for _, r := range rows {
+		r.seq.pos = r.pos + 1
+	}
 }
 
 // perLayerInputs computes gemma4's per-layer inputs of the batch from the
@@ -181,30 +185,30 @@ func (s *State) forward(tokens []int32) {
 // layer, pl[l] = (rmsnorm(p[l])·per_layer_proj_norm + e[l]) / sqrt(2) with
 // p = per_layer_model_proj·x / sqrt(NEmbd) and e = per_layer_token_embd[id]
 // × sqrt(PerLayerDim), the reference's order of operations.
-func (s *State) perLayerInputs(tokens []int32) {
+func (s *workspace) perLayerInputs() {
 	c, m := s.c, s.m
-	n, P, w := len(tokens), c.PerLayerDim, c.PerLayerDim*c.NLayer
+	n, P, w := len(s.rows), c.PerLayerDim, c.PerLayerDim*c.NLayer
 	projScale := 1 / float32(math.Sqrt(float64(c.NEmbd)))
 	embdScale := float32(math.Sqrt(float64(P)))
 	mixScale := 1 / float32(math.Sqrt(2))
 	s.matmul(s.pl, m.PerLayerProj, s.input(s.x, n, c.NEmbd)) // pl = per_layer_model_proj·x
-	for i, tok := range tokens {
+	for i, r := range s.rows {
 		p := row(s.pl, i, w)
 		kernels.ScaleF32(p, projScale) // p /= sqrt(NEmbd)
 		for l := range c.NLayer {
 			kernels.RMSNorm(p[l*P:(l+1)*P], p[l*P:(l+1)*P], m.PerLayerNorm, c.NormEps) // p[l] = rmsnorm(p[l])·per_layer_proj_norm
 		}
-		kernels.DequantizeRow(m.PerLayerEmbd.Type, m.PerLayerEmbd.Row(int(tok)), s.plTok) // e = per_layer_token_embd[tok]
-		kernels.ScaleF32(s.plTok, embdScale)                                              // e ×= sqrt(P)
-		kernels.AddF32(p, s.plTok)                                                        // p += e
-		kernels.ScaleF32(p, mixScale)                                                     // p /= sqrt(2)
+		kernels.DequantizeRow(m.PerLayerEmbd.Type, m.PerLayerEmbd.Row(int(r.token)), s.plTok) // e = per_layer_token_embd[token]
+		kernels.ScaleF32(s.plTok, embdScale)                                                  // e ×= sqrt(P)
+		kernels.AddF32(p, s.plTok)                                                            // p += e
+		kernels.ScaleF32(p, mixScale)                                                         // p /= sqrt(2)
 	}
 }
 
 // perLayerMix computes layer l's per-layer input term of the batch into
 // out: rmsnorm(proj·(gelu(inp_gate·x) × pl[l]))·post_norm, x the residual
 // stream after the feed-forward.
-func (s *State) perLayerMix(out []float32, l, n int) {
+func (s *workspace) perLayerMix(out []float32, l, n int) {
 	L, P, e := &s.m.Layers[l], s.c.PerLayerDim, s.c.NEmbd
 	w := P * s.c.NLayer
 	s.matmul(s.plh, L.InpGate, s.input(s.x, n, e)) // plh = inp_gate·x
@@ -222,8 +226,8 @@ func (s *State) perLayerMix(out []float32, l, n int) {
 // the attention output is × sigmoid(gate) before Wo. A layer that reads
 // another layer's cache (AttnSpec.KVLayer, gemma4) computes only its
 // queries and attends to what that layer stored.
-func (s *State) attention(out, x []float32, l, n int) {
-	L, a, cache := &s.m.Layers[l], &s.c.Layers[l].Attn, &s.caches[s.c.Layers[l].Attn.KVLayer]
+func (s *workspace) attention(out, x []float32, l, n int) {
+	L, a := &s.m.Layers[l], &s.c.Layers[l].Attn
 	hd, qDim, kvDim := a.HeadDim, a.QDim(), a.KVDim()
 	own := a.KVLayer == l
 	in := s.input(x, n, s.c.NEmbd)
@@ -258,12 +262,14 @@ func (s *State) attention(out, x []float32, l, n int) {
 			copy(s.v[:n*kvDim], s.k[:n*kvDim]) // v = the raw k (gemma4 without attn_v)
 		}
 	}
-	s.qkvJob = qkvRowsJob{s: s, L: L, a: a, cache: cache, own: own}
+	s.qkvJob = qkvRowsJob{s: s, L: L, a: a, own: own}
 	s.pool.Run(n, 1, &s.qkvJob) // the rows' queries finished, keys and values stored
 	if own {
-		cache.wrote(s.pos + n)
+		for _, r := range s.rows {
+			r.seq.caches[l].wrote(r.pos + 1)
+		}
 	}
-	if cache.spec.KV == KVQ8_0 {
+	if s.kv == KVQ8_0 {
 		for i := range n {
 			q := row(s.q, i, qDim)
 			for h := range a.NHead {
@@ -271,7 +277,7 @@ func (s *State) attention(out, x []float32, l, n int) {
 			}
 		}
 	}
-	s.attJob = attentionJob{s: s, a: a, cache: cache, pos: s.pos, n: n}
+	s.attJob = attentionJob{s: s, a: a, n: n}
 	s.pool.Run(a.NHead*n, 1, &s.attJob) // att = softmax(q·Kᵀ)·V per head
 	if a.OutGate {
 		for i := range n {
@@ -288,11 +294,10 @@ func (s *State) attention(out, x []float32, l, n int) {
 // RoPE, scale) and, when the layer owns its cache, their keys and values
 // (storeKV): rows are independent, so threads take them in chunks.
 type qkvRowsJob struct {
-	s     *State
-	L     *Layer
-	a     *AttnSpec
-	cache *layerCache
-	own   bool
+	s   *workspace
+	L   *Layer
+	a   *AttnSpec
+	own bool
 }
 
 // Do finishes rows [lo, hi).
@@ -314,14 +319,15 @@ func (j *qkvRowsJob) Do(lo, hi int) {
 			kernels.ScaleF32(q, a.QScale)
 		}
 		if j.own {
-			s.storeKV(L, a, j.cache, i)
+			s.storeKV(L, a, &s.rows[i].seq.caches[a.KVLayer], i)
 		}
 	}
 }
 
 // storeKV finishes the key and value of batch row i (biases, K norm, V norm
-// without weight, RoPE) and stores them in cache at their position.
-func (s *State) storeKV(L *Layer, a *AttnSpec, cache *layerCache, i int) {
+// without weight, RoPE) and stores them at the row's position in cache, its
+// sequence's.
+func (s *workspace) storeKV(L *Layer, a *AttnSpec, cache *layerCache, i int) {
 	hd, kvDim := a.HeadDim, a.KVDim()
 	k, v := row(s.k, i, kvDim), row(s.v, i, kvDim)
 	if L.Bk != nil {
@@ -337,13 +343,14 @@ func (s *State) storeKV(L *Layer, a *AttnSpec, cache *layerCache, i int) {
 	if a.Rope >= 0 {
 		s.rope[a.Rope].rotate(k, a.NHeadKV, hd, i)
 	}
+	p := s.rows[i].pos
 	if cache.spec.KV == KVQ8_0 {
-		kernels.QuantizeQ8_0Blocks(cache.keyBytes(s.pos+i), k)
-		kernels.QuantizeQ8_0Blocks(cache.valueBytes(s.pos+i), v)
+		kernels.QuantizeQ8_0Blocks(cache.keyBytes(p), k)
+		kernels.QuantizeQ8_0Blocks(cache.valueBytes(p), v)
 		return
 	}
-	kernels.FP32ToFP16Slice(cache.keyRow(s.pos+i), k)
-	kernels.FP32ToFP16Slice(cache.valueRow(s.pos+i), v)
+	kernels.FP32ToFP16Slice(cache.keyRow(p), k)
+	kernels.FP32ToFP16Slice(cache.valueRow(p), v)
 }
 
 // ones is the weight of a norm without one (× 1 is exact).
@@ -360,12 +367,12 @@ var ones = func() []float32 {
 // the layer's previous ConvL−1 inputs in its cache; out = out_proj·(c × conv).
 // The rows of x are overwritten (they hold c × conv once in_proj has read
 // them).
-func (s *State) shortConv(out, x []float32, l, n int) {
-	L, cache, e := &s.m.Layers[l], &s.caches[l], s.c.NEmbd
+func (s *workspace) shortConv(out, x []float32, l, n int) {
+	L, e := &s.m.Layers[l], s.c.NEmbd
 	taps := s.c.Layers[l].ConvL
 	s.matmul(s.bcu, L.ConvIn, s.input(x, n, e)) // bcu = in_proj·x, rows [b | c | u]
-	hist := cache.conv                          // inputs t−(taps−1) … t−1, the oldest first
 	for i := range n {
+		hist := s.rows[i].seq.caches[l].conv // the sequence's inputs t−(taps−1) … t−1, the oldest first
 		bcu := row(s.bcu, i, 3*e)
 		b, c, u := bcu[:e], bcu[e:2*e], bcu[2*e:]
 		kernels.MulF32(u, b, u) // u = b × u, this position's input
@@ -407,16 +414,16 @@ func causalConv(y, w, hist, u []float32, taps int) {
 // thread), which gives the bits of feeding the tokens one at a time; the
 // chunked form of the recurrence, faster for long prompts, is a later
 // optimisation. The rows of x are read only by the projections.
-func (s *State) deltaNet(out, x []float32, l, n int) {
-	L, d, cache := &s.m.Layers[l], &s.c.Layers[l].Delta, &s.caches[l]
+func (s *workspace) deltaNet(out, x []float32, l, n int) {
+	L, d := &s.m.Layers[l], &s.c.Layers[l].Delta
 	S, kd, vd, cd, hv, eps := d.StateDim, d.KDim(), d.VDim(), d.ConvDim(), d.NVHead, s.c.NormEps
 	in := s.input(x, n, s.c.NEmbd)
 	s.matmul(s.qkv, L.Wqkv, in)      // qkv = attn_qkv·x, rows [q | k | v]
 	s.matmul(s.z, L.SsmZ, in)        // z = attn_gate·x
 	s.matmul(s.beta, L.SsmBeta, in)  // beta = ssm_beta·x
 	s.matmul(s.gate, L.SsmAlpha, in) // gate = ssm_alpha·x
-	hist, states := cache.deltaNet(d)
 	for i := range n {
+		hist, _ := s.rows[i].seq.caches[l].deltaNet(d) // the sequence's convolution history
 		beta, g := row(s.beta, i, hv), row(s.gate, i, hv)
 		for h := range hv {
 			beta[h] = sigmoid(beta[h])                   // β = sigmoid(beta)
@@ -431,7 +438,7 @@ func (s *State) deltaNet(out, x []float32, l, n int) {
 			l2Norm(qkv[h*S:(h+1)*S], eps) // q and k heads L2-normed
 		}
 	}
-	s.deltaJob = deltaNetJob{s: s, d: d, states: states, n: n}
+	s.deltaJob = deltaNetJob{s: s, d: d, l: l, n: n}
 	s.pool.Run(hv, 1, &s.deltaJob) // the v part of each qkv row = o, head by head
 	for i := range n {
 		o, z := row(s.qkv, i, cd)[2*kd:], row(s.z, i, vd)
@@ -446,7 +453,7 @@ func (s *State) deltaNet(out, x []float32, l, n int) {
 
 // ffn computes a layer's gated feed-forward network of the batch:
 // out = down · (act(gate·x) × up·x).
-func (s *State) ffn(out, x []float32, L *Layer, f *FFNSpec, n int) {
+func (s *workspace) ffn(out, x []float32, L *Layer, f *FFNSpec, n int) {
 	nff := f.NFF
 	in := s.input(x, n, s.c.NEmbd)
 	if f.FusedUp {
@@ -477,7 +484,7 @@ func gate(act Activation, g, up []float32) {
 
 // rmsnorm sets the first n rows of dst to those of src RMS-normed and scaled
 // by weight (dst may be src).
-func (s *State) rmsnorm(dst, src []float32, n int, weight []float32) {
+func (s *workspace) rmsnorm(dst, src []float32, n int, weight []float32) {
 	e := s.c.NEmbd
 	for i := range n {
 		kernels.RMSNorm(row(dst, i, e), row(src, i, e), weight, s.c.NormEps)
@@ -486,7 +493,7 @@ func (s *State) rmsnorm(dst, src []float32, n int, weight []float32) {
 
 // headNorm RMS-normalises each of heads heads of hd values of x in place,
 // scaled by weight (Q/K norms).
-func (s *State) headNorm(x []float32, heads, hd int, weight []float32) {
+func (s *workspace) headNorm(x []float32, heads, hd int, weight []float32) {
 	for h := range heads {
 		head := x[h*hd : (h+1)*hd]
 		kernels.RMSNorm(head, head, weight, s.c.NormEps)
@@ -494,7 +501,7 @@ func (s *State) headNorm(x []float32, heads, hd int, weight []float32) {
 }
 
 // addRows sets dst += src for the first n rows of NEmbd values.
-func (s *State) addRows(dst, src []float32, n int) {
+func (s *workspace) addRows(dst, src []float32, n int) {
 	e := s.c.NEmbd
 	for i := range n {
 		kernels.AddF32(row(dst, i, e), row(src, i, e))
@@ -503,10 +510,23 @@ func (s *State) addRows(dst, src []float32, n int) {
 
 // logitsOf computes the logits after rows [lo, hi) of the last batch
 // (hi-lo <= s.logitRows) and returns them, hi-lo rows of NVocab values owned
-// by the state.
-func (s *State) logitsOf(lo, hi int) []float32 {
-	n, e := hi-lo, s.c.NEmbd
-	s.rmsnorm(s.xb, s.x[lo*e:], n, s.m.OutNorm)         // xb = rmsnorm(x)·output_norm
+// by the workspace.
+func (s *workspace) logitsOf(lo, hi int) []float32 {
+	idx := s.logitIdx[:0]
+	for i := lo; i < hi; i++ {
+		idx = append(idx, i)
+	}
+	return s.logitsAt(idx)
+}
+
+// logitsAt computes the logits after the rows idx of the last batch
+// (len(idx) <= s.logitRows) and returns them, a row of NVocab values per
+// index, owned by the workspace.
+func (s *workspace) logitsAt(idx []int) []float32 {
+	n, e := len(idx), s.c.NEmbd
+	for j, i := range idx {
+		kernels.RMSNorm(row(s.xb, j, e), row(s.x, i, e), s.m.OutNorm, s.c.NormEps) // xb = rmsnorm(x)·output_norm
+	}
 	s.matmul(s.logits, s.m.Output, s.input(s.xb, n, e)) // logits = output·xb
 	logits := s.logits[:n*s.c.NVocab]
 	if c := s.c.FinalSoftcap; c > 0 {
@@ -519,15 +539,14 @@ func (s *State) logitsOf(lo, hi int) []float32 {
 	return logits
 }
 
-// attentionJob computes the attention output of one layer for the n tokens of
-// a batch at positions pos, pos+1, …: item h·n + i is head h of token i, so
-// the items of a thread's chunk share few heads, whose keys and values stay
-// in its cache.
+// attentionJob computes the attention output of one layer for the n rows of
+// a batch, each at its position against its sequence's cache: item h·n + i
+// is head h of row i, so the items of a thread's chunk share few heads,
+// whose keys and values stay in its cache.
 type attentionJob struct {
-	s      *State
-	a      *AttnSpec
-	cache  *layerCache
-	pos, n int
+	s *workspace
+	a *AttnSpec
+	n int
 }
 
 // Do computes items [lo, hi) as the reference's attention computes them
@@ -551,15 +570,16 @@ func (j *attentionJob) Do(lo, hi int) {
 	var scores [attScores]float32
 	for item := lo; item < hi; item++ {
 		h, i := item/j.n, item%j.n
+		cache := &s.rows[i].seq.caches[a.KVLayer]
 		q := qBuf[:hd]
-		if j.cache.spec.KV == KVF16 {
+		if s.kv == KVF16 {
 			kernels.RoundFP16(q, row(s.q, i, qDim)[h*hd:(h+1)*hd])
 		}
 		qa := j.queryAct(item)
 		out := row(s.att, i, qDim)[h*hd : (h+1)*hd]
 		clear(out)
 		kv := (h / group) * hd // the head's offset in a key or value row
-		last := j.pos + i
+		last := s.rows[i].pos
 		first := 0
 		if a.Window > 0 {
 			first = max(0, last-a.Window+1)
@@ -571,7 +591,7 @@ func (j *attentionJob) Do(lo, hi int) {
 		maxScore := float32(math.Inf(-1))
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
-			j.scores(sc, q, qa, t, kv)
+			j.scores(cache, sc, q, qa, t, kv)
 			for _, v := range sc {
 				maxScore = max(maxScore, v)
 			}
@@ -580,7 +600,7 @@ func (j *attentionJob) Do(lo, hi int) {
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
 			if !kept {
-				j.scores(sc, q, qa, t, kv)
+				j.scores(cache, sc, q, qa, t, kv)
 			}
 			kernels.ExpSub(sc, maxScore)
 			for _, v := range sc {
@@ -590,17 +610,17 @@ func (j *attentionJob) Do(lo, hi int) {
 		for t := first; t <= last; t += attScores {
 			sc := scores[:min(attScores, last+1-t)]
 			if !kept {
-				j.scores(sc, q, qa, t, kv)
+				j.scores(cache, sc, q, qa, t, kv)
 				kernels.ExpSub(sc, maxScore)
 			}
-			j.weigh(out, sc, float32(1/sum), t, kv)
+			j.weigh(cache, out, sc, float32(1/sum), t, kv)
 		}
 	}
 }
 
 // queryAct is item's query quantized to Q8_0 with a Q8_0 cache, else nil.
 func (j *attentionJob) queryAct(item int) *kernels.Activation {
-	if j.cache.spec.KV != KVQ8_0 {
+	if j.s.kv != KVQ8_0 {
 		return nil
 	}
 	return &j.s.qAct[item]
@@ -609,16 +629,16 @@ func (j *attentionJob) queryAct(item int) *kernels.Activation {
 // scores sets sc[t] to the scaled score of the query with the key of
 // position first+t (the head's part of the key row at offset kv): q rounded
 // to FP16 with an FP16 cache, qa with a Q8_0 cache.
-func (j *attentionJob) scores(sc, q []float32, qa *kernels.Activation, first, kv int) {
-	rows, width := j.cache.spec.Rows, j.cache.spec.Width
-	rb, kvb := j.cache.rowBytes(), kv/kvBlock*kvBlockBytes
+func (j *attentionJob) scores(cache *layerCache, sc, q []float32, qa *kernels.Activation, first, kv int) {
+	rows, width := cache.spec.Rows, cache.spec.Width
+	rb, kvb := cache.rowBytes(), kv/kvBlock*kvBlockBytes
 	for t := 0; t < len(sc); {
 		r := (first + t) % rows
 		seg := sc[t:min(len(sc), t+rows-r)] // up to the end of a ring
 		if qa != nil {
-			kernels.DotsQ8_0(seg, qa, j.cache.kq[r*rb+kvb:], rb)
+			kernels.DotsQ8_0(seg, qa, cache.kq[r*rb+kvb:], rb)
 		} else {
-			kernels.DotsF32F16(seg, q, j.cache.k[r*width+kv:], width)
+			kernels.DotsF32F16(seg, q, cache.k[r*width+kv:], width)
 		}
 		t += len(seg)
 	}
@@ -629,18 +649,18 @@ func (j *attentionJob) scores(sc, q []float32, qa *kernels.Activation, first, kv
 
 // weigh adds to out the values of positions first … first+len(w)−1 weighted
 // by w[t]·inv rounded to FP16 (w is overwritten).
-func (j *attentionJob) weigh(out, w []float32, inv float32, first, kv int) {
+func (j *attentionJob) weigh(cache *layerCache, out, w []float32, inv float32, first, kv int) {
 	kernels.ScaleF32(w, inv)
 	kernels.RoundFP16(w, w)
-	rows, width := j.cache.spec.Rows, j.cache.spec.Width
-	rb, kvb := j.cache.rowBytes(), kv/kvBlock*kvBlockBytes
+	rows, width := cache.spec.Rows, cache.spec.Width
+	rb, kvb := cache.rowBytes(), kv/kvBlock*kvBlockBytes
 	for t := 0; t < len(w); {
 		r := (first + t) % rows
 		seg := w[t:min(len(w), t+rows-r)]
-		if j.cache.spec.KV == KVQ8_0 {
-			kernels.AxpysQ8_0(out, seg, j.cache.vq[r*rb+kvb:], rb)
+		if cache.spec.KV == KVQ8_0 {
+			kernels.AxpysQ8_0(out, seg, cache.vq[r*rb+kvb:], rb)
 		} else {
-			kernels.AxpysF32F16(out, seg, j.cache.v[r*width+kv:], width)
+			kernels.AxpysF32F16(out, seg, cache.v[r*width+kv:], width)
 		}
 		t += len(seg)
 	}

@@ -11,10 +11,9 @@ import (
 // order (its state depends on the previous token), so the heads share the
 // threads and every token gets the arithmetic of a batch of one.
 type deltaNetJob struct {
-	s      *State
-	d      *DeltaSpec
-	states []float32 // NVHead states of StateDim × StateDim, row j = value j
-	n      int
+	s    *workspace
+	d    *DeltaSpec
+	l, n int // the layer, the batch rows
 }
 
 // Do runs V heads [lo, hi) over the batch, as the reference's fused
@@ -22,15 +21,17 @@ type deltaNetJob struct {
 // delta d[j] = (v[j] − M[j]·k)·β, M[j] += d[j]·k, o[j] = (M[j]·q)/sqrt(S),
 // in one pass over the state per token (kernels.DeltaRuleF32).
 // The queries and keys are the L2-normed convolution outputs in the rows of
-// s.qkv; o replaces the head's values there.
+// s.qkv; o replaces the head's values there. Each row updates the state of
+// its sequence (NVHead states of StateDim × StateDim, row j = value j).
 func (j *deltaNetJob) Do(lo, hi int) {
 	s, d := j.s, j.d
 	S, kd, cd := d.StateDim, d.KDim(), d.ConvDim()
 	scale := 1 / float32(math.Sqrt(float64(S)))
 	for h := lo; h < hi; h++ {
-		M := j.states[h*S*S : (h+1)*S*S]
 		kh := h % d.NKHead // V head h reads Q/K head h mod NKHead
 		for i := range j.n {
+			_, states := s.rows[i].seq.caches[j.l].deltaNet(d)
+			M := states[h*S*S : (h+1)*S*S]
 			qkv := row(s.qkv, i, cd)
 			q, k := qkv[kh*S:(kh+1)*S], qkv[kd+kh*S:kd+(kh+1)*S]
 			v := qkv[2*kd+h*S : 2*kd+(h+1)*S]

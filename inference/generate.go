@@ -227,8 +227,12 @@ func (g *Generator) prefill(ctx context.Context, prompt []int32, progress func()
 }
 
 // Generate resets the state, consumes prompt and generates up to
-// opts.MaxTokens tokens, streaming their text to opts.OnText.
+// opts.MaxTokens tokens, streaming their text to opts.OnText. A batcher's
+// state takes part in the batcher's steps from its first forward pass until
+// Generate returns (State.Idle): the callbacks run between its steps, and
+// the others' steps wait for them, so they must not block.
 func (g *Generator) Generate(ctx context.Context, prompt []int32, opts GenerateOptions) (Result, error) {
+	defer g.State.Idle()
 	res := Result{PromptTokens: len(prompt)}
 	if opts.MaxTokens <= 0 {
 		return res, fmt.Errorf("inference: max tokens %d must be positive", opts.MaxTokens)

@@ -3,7 +3,7 @@ package inference
 import "github.com/edgellm/edgellm/kernels"
 
 // ropeRows holds cos and sin of one RoPE setting for the positions of the
-// current batch: row i, Dim/2 entries, for position p0+i. They are computed
+// current batch: row i, Dim/2 entries, for the position of batch row i. They are computed
 // once per batch with kernels.RopeTable, the reference's way of computing
 // the angles, and shared by every layer of that setting.
 type ropeRows struct {
@@ -19,12 +19,12 @@ func newRopeRows(r *RopeSpec, ctx int) ropeRows {
 		cos: make([]float32, maxBatch*half), sin: make([]float32, maxBatch*half)}
 }
 
-// compute fills the rows of positions p0 … p0+n-1.
-func (t *ropeRows) compute(p0, n int) {
+// compute fills the rows of a batch, each for its row's position.
+func (t *ropeRows) compute(rows []batchRow) {
 	r := t.spec
-	for i := range n {
+	for i := range rows {
 		cos, sin := t.at(i)
-		kernels.RopeTable(cos, sin, p0+i, r.Dim, r.Base, r.Scale, t.factors)
+		kernels.RopeTable(cos, sin, rows[i].pos, r.Dim, r.Base, r.Scale, t.factors)
 		if r.AttnFactor != 1 {
 			kernels.ScaleF32(cos, r.AttnFactor)
 			kernels.ScaleF32(sin, r.AttnFactor)

@@ -7,19 +7,19 @@ import (
 	"github.com/edgellm/edgellm/kernels"
 )
 
-// State is one inference session over a Model: every layer's cache, the
-// position reached and every scratch buffer of the forward pass, allocated
-// once so that computing a token allocates nothing. The scratch buffers hold
-// a batch of up to MaxBatch tokens, one row each. A State is not safe for
-// concurrent use.
-type State struct {
-	m      *Model
-	c      *Config
-	ctx    int
-	kv     KVType       // how attention layers store keys and values
-	caches []layerCache // one per layer, as Config.CacheSpecs(ctx, kv) declares
-	pos    int
+// workspace holds what a forward pass computes with: every scratch buffer,
+// sized for a batch of up to maxBatch rows, and the thread pool. A State
+// computing alone owns one; a Batcher's States share the batcher's. It is
+// used by one forward pass at a time.
+type workspace struct {
+	m   *Model
+	c   *Config
+	ctx int    // positions of each sequence
+	kv  KVType // how attention layers store keys and values
 
+	// rows is the current batch: which sequence, position and token each
+	// row of the buffers below is.
+	rows []batchRow
 	// Batch buffers, one row per token; their widths are the largest any
 	// layer needs (Config.buffers).
 	x, xb, xb2 []float32  // residual stream, normalised copy, block output (NEmbd)
@@ -36,8 +36,8 @@ type State struct {
 	plTok      []float32  // one token's per-layer embeddings (PerLayerDim·NLayer)
 	logits     []float32  // logitRows rows of NVocab
 	logitRows  int        // positions whose logits are computed at once
+	logitIdx   []int      // the batch rows whose logits are computed (logitsOf)
 	in         batchInput // quantized forms of the current matmul input
-	one        [1]int32   // the batch of Forward
 	rope       []ropeRows // per Config.Ropes entry: cos and sin of the batch's positions
 	// qAct holds a Q8_0 KV cache's queries quantized to Q8_0, one per head
 	// of each batch row (item h·n + i of attentionJob); nil with FP16.
@@ -50,16 +50,18 @@ type State struct {
 	deltaJob deltaNetJob
 }
 
-// NewState allocates a session with room for ctx positions (0: the model's
-// training context) that computes on the given number of threads (0: the CPUs
-// the process may use), with an FP16 KV cache. Close releases its threads.
-func (m *Model) NewState(ctx, threads int) (*State, error) {
-	return m.NewStateKV(ctx, threads, KVF16)
+// batchRow is one row of a batch: token at position pos of sequence seq.
+// A sequence's rows in a batch are consecutive positions, in order.
+type batchRow struct {
+	seq   *State
+	pos   int
+	token int32
 }
 
-// NewStateKV is NewState with attention layers storing their keys and values
-// as kv; it fails when the model cannot (Config.CheckKVType).
-func (m *Model) NewStateKV(ctx, threads int, kv KVType) (*State, error) {
+// newWorkspace allocates the buffers of batches of sequences of ctx
+// positions whose caches store kv, with room for the logits of at least
+// logitRows rows at once, and starts threads threads.
+func newWorkspace(m *Model, ctx, threads int, kv KVType, logitRows int) (*workspace, error) {
 	c := &m.Config
 	if ctx <= 0 {
 		ctx = c.NCtxTrain
@@ -70,7 +72,7 @@ func (m *Model) NewStateKV(ctx, threads int, kv KVType) (*State, error) {
 	if err := c.CheckKVType(kv); err != nil {
 		return nil, err
 	}
-	s := &State{m: m, c: c, ctx: ctx, kv: kv}
+	s := &workspace{m: m, c: c, ctx: ctx, kv: kv, rows: make([]batchRow, 0, maxBatch), logitIdx: make([]int, maxBatch)}
 	b := c.buffers()
 	buf := func(width int) []float32 { return make([]float32, maxBatch*width) }
 	s.x, s.xb, s.xb2 = buf(c.NEmbd), buf(c.NEmbd), buf(c.NEmbd)
@@ -78,9 +80,6 @@ func (m *Model) NewStateKV(ctx, threads int, kv KVType) (*State, error) {
 	s.qkv, s.hb, s.hb2, s.bcu = buf(b.qkv), buf(b.hb), buf(b.hb2), buf(b.bcu)
 	s.z, s.beta, s.gate, s.convRow = buf(b.z), buf(b.heads), buf(b.heads), make([]float32, b.qkv)
 	s.pl, s.plh, s.plTok = buf(c.PerLayerDim*c.NLayer), buf(c.PerLayerDim), make([]float32, c.PerLayerDim*c.NLayer)
-	for _, spec := range c.CacheSpecs(ctx, kv) {
-		s.caches = append(s.caches, newLayerCache(spec))
-	}
 	if kv == KVQ8_0 {
 		heads, hd := c.attentionHeads()
 		s.qAct = make([]kernels.Activation, maxBatch*heads)
@@ -88,7 +87,7 @@ func (m *Model) NewStateKV(ctx, threads int, kv KVType) (*State, error) {
 			s.qAct[i].Reset(kernels.Q8_0, hd)
 		}
 	}
-	s.logitRows = min(maxBatch, max(1, logitBudget/c.NVocab))
+	s.logitRows = min(maxBatch, max(1, logitBudget/c.NVocab, logitRows))
 	s.logits = make([]float32, s.logitRows*c.NVocab)
 	for i := range c.Ropes {
 		s.rope = append(s.rope, newRopeRows(&c.Ropes[i], ctx))
@@ -98,8 +97,61 @@ func (m *Model) NewStateKV(ctx, threads int, kv KVType) (*State, error) {
 	return s, nil
 }
 
-// Close stops the state's threads.
-func (s *State) Close() { s.pool.Close() }
+// State is one sequence over a Model: every layer's cache and the position
+// reached, with a workspace to compute in. A State made by Model.NewState
+// owns its workspace and threads, and computing a token allocates nothing.
+// A State made by a Batcher shares the batcher's: its forward passes join
+// those of the batcher's other States in shared steps. A State is not safe
+// for concurrent use.
+type State struct {
+	*workspace
+	caches []layerCache // one per layer, as Config.CacheSpecs(ctx, kv) declares
+	pos    int
+	one    [1]int32 // the batch of Forward
+
+	// With a batcher: the request being run, whether the state takes part
+	// in the batcher's steps, and the logits of its last request.
+	batcher *Batcher
+	sub     submission
+	member  bool
+	out     []float32
+}
+
+// NewState allocates a session with room for ctx positions (0: the model's
+// training context) that computes on the given number of threads (0: the CPUs
+// the process may use), with an FP16 KV cache. Close releases its threads.
+func (m *Model) NewState(ctx, threads int) (*State, error) {
+	return m.NewStateKV(ctx, threads, KVF16)
+}
+
+// NewStateKV is NewState with attention layers storing their keys and values
+// as kv; it fails when the model cannot (Config.CheckKVType).
+func (m *Model) NewStateKV(ctx, threads int, kv KVType) (*State, error) {
+	ws, err := newWorkspace(m, ctx, threads, kv, 1)
+	if err != nil {
+		return nil, err
+	}
+	return newSequence(ws), nil
+}
+
+// newSequence makes a sequence computing in ws, with empty caches.
+func newSequence(ws *workspace) *State {
+	s := &State{workspace: ws}
+	for _, spec := range ws.c.CacheSpecs(ws.ctx, ws.kv) {
+		s.caches = append(s.caches, newLayerCache(spec))
+	}
+	return s
+}
+
+// Close stops the state's threads, or, for a batcher's state, leaves the
+// batcher.
+func (s *State) Close() {
+	if s.batcher != nil {
+		s.batcher.release(s)
+		return
+	}
+	s.pool.Close()
+}
 
 // Threads is the number of threads the state computes on.
 func (s *State) Threads() int { return s.pool.Threads() }
@@ -186,11 +238,24 @@ func (s *State) Forward(token int32, wantLogits bool) ([]float32, error) {
 	if err := s.check(s.one[:]); err != nil {
 		return nil, err
 	}
-	s.forward(s.one[:])
+	if s.batcher != nil {
+		return s.batcher.run(s, context.Background(), s.one[:], wantLogits)
+	}
+	s.compute(s.one[:])
 	if !wantLogits {
 		return nil, nil
 	}
 	return s.logitsOf(0, 1), nil
+}
+
+// compute runs tokens (at most maxBatch, checked) through the model in the
+// state's own workspace, at the next positions.
+func (s *State) compute(tokens []int32) {
+	rows := s.rows[:0]
+	for i, t := range tokens {
+		rows = append(rows, batchRow{seq: s, pos: s.pos + i, token: t})
+	}
+	s.forward(rows)
 }
 
 // Prefill consumes tokens from the next position in batches of up to MaxBatch,
@@ -204,13 +269,16 @@ func (s *State) Prefill(ctx context.Context, tokens []int32, wantLogits bool) ([
 	if err := s.check(tokens); err != nil {
 		return nil, err
 	}
+	if s.batcher != nil {
+		return s.batcher.run(s, ctx, tokens, wantLogits)
+	}
 	n := 0
 	for lo := 0; lo < len(tokens); lo += n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		n = min(maxBatch, len(tokens)-lo)
-		s.forward(tokens[lo : lo+n])
+		s.compute(tokens[lo : lo+n])
 	}
 	if !wantLogits || n == 0 {
 		return nil, nil
@@ -224,16 +292,29 @@ func (s *State) Prefill(ctx context.Context, tokens []int32, wantLogits bool) ([
 // context before computing anything. When fn returns an error, Eval stops
 // with it and the state keeps the tokens up to and including the one whose
 // logits fn was given (a state that cannot rewind, see CanRewind, is reset
-// instead).
-
+// instead). A batcher's state consumes the ids one step at a time.
 func (s *State) Eval(ids []int32, fn func(i int, logits []float32) error) error {
 	if err := s.check(ids); err != nil {
 		return err
 	}
+	if s.batcher != nil {
+		defer s.Idle()
+		for i := range ids {
+			s.one[0] = ids[i]
+			logits, err := s.batcher.run(s, context.Background(), s.one[:], true)
+			if err == nil {
+				err = fn(i, logits)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	nv := s.c.NVocab
 	for lo := 0; lo < len(ids); lo += maxBatch {
 		batch := ids[lo:min(lo+maxBatch, len(ids))]
-		s.forward(batch)
+		s.compute(batch)
 		for r0 := 0; r0 < len(batch); r0 += s.logitRows {
 			r1 := min(r0+s.logitRows, len(batch))
 			logits := s.logitsOf(r0, r1)

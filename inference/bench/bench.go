@@ -33,6 +33,14 @@ type Options struct {
 	// KVType is how the state stores keys and values (the zero value:
 	// f16).
 	KVType inference.KVType
+	// Parallel, when positive, runs the tests on the sequences of an
+	// inference.Batcher, as the daemon does: the decode test decodes
+	// GenTokens tokens in each of Parallel sequences at once and reports
+	// their tokens per second together; the prefill test runs in one of
+	// them alone. With 2 or more, a join test measures how long a short
+	// prompt (JoinShort tokens) that arrives while another sequence
+	// prefills a long one (JoinLong tokens) waits for its logits.
+	Parallel int
 	// BandwidthBytes, when positive, is the size of a buffer that the
 	// bandwidth measurement reads instead of what it picks itself (the
 	// model's tensor data when they are large enough, see bandwidth.go);
@@ -104,7 +112,8 @@ type Report struct {
 	// embeddings.
 	WeightBytesPerToken int64 `json:"weight_bytes_per_token"`
 	// Streamed is the bytes of weights decode reads per second: decode
-	// tokens per second × WeightBytesPerToken.
+	// steps per second × WeightBytesPerToken (with Parallel sequences, a
+	// step decodes a token of each).
 	Streamed float64 `json:"streamed_bytes_s"`
 	// Bandwidth is the measured memory read bandwidth (bytes per second)
 	// with the same number of threads: the median of BandwidthPasses passes
@@ -127,6 +136,12 @@ type Report struct {
 	// Depth is the number of tokens in the KV cache before each test
 	// (Options.Depth).
 	Depth int `json:"depth"`
+	// Parallel is Options.Parallel: the sequences the decode test ran at
+	// once (Decode is their tokens per second together), 0 without a
+	// batcher.
+	Parallel int `json:"parallel,omitempty"`
+	// Join is the join test (Parallel ≥ 2), when the context holds it.
+	Join *JoinReport `json:"join,omitempty"`
 	// KVType is the KV cache type (Options.KVType): f16 or q8_0.
 	KVType string `json:"kv_type"`
 }
@@ -182,12 +197,26 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	for _, t := range m.File.Tensors {
 		r.Params += int64(t.Elements())
 	}
-	s, err := m.NewStateKV(opts.Depth+max(longest, 1), opts.Threads, opts.KVType)
+	if opts.Parallel < 0 || opts.Parallel > MaxParallel {
+		return r, fmt.Errorf("bench: parallel %d: between 1 and %d", opts.Parallel, MaxParallel)
+	}
+	ctxLen := opts.Depth + max(longest, 1)
+	var joins joinSamples
+	joins.longTokens = JoinLong
+	if c.NCtxTrain > 0 {
+		joins.longTokens = min(JoinLong, c.NCtxTrain-JoinShort)
+	}
+	join := opts.Parallel >= 2 && joins.longTokens > 2*JoinShort
+	if join {
+		ctxLen = max(ctxLen, joins.longTokens+JoinShort)
+	}
+	states, closeStates, err := newStates(m, ctxLen, opts)
 	if err != nil {
 		return r, fmt.Errorf("bench: %w", err)
 	}
-	defer s.Close()
-	r.Threads = s.Threads()
+	defer closeStates()
+	s := states[0]
+	r.Threads, r.Parallel = s.Threads(), opts.Parallel
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
 	tokens := make([]int32, longest+opts.Depth)
 	for i := range tokens {
@@ -199,6 +228,7 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	if _, err := s.Forward(tokens[0], true); err != nil {
 		return r, err
 	}
+	s.Idle()
 	s.Reset() // toDepth keeps what the state holds only when it is the depth tokens
 	var probe *bandwidthProbe
 	if opts.BandwidthBytes >= 0 {
@@ -208,8 +238,10 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	}
 	g := inference.NewGenerator(s, m.Tokenizer)
 	timed := func(test string, n int, run func() error) (float64, error) {
-		if err := toDepth(ctx, s, depth); err != nil {
-			return 0, err
+		for _, st := range states {
+			if err := toDepth(ctx, st, depth); err != nil {
+				return 0, err
+			}
 		}
 		before := s.Pos()
 		start := time.Now()
@@ -235,18 +267,18 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 			prefill = append(prefill, tps)
 		}
 		if opts.GenTokens > 0 {
-			tps, err := timed("decode", opts.GenTokens, func() error {
-				for _, id := range tokens[:opts.GenTokens] {
-					if _, err := s.Forward(id, true); err != nil {
-						return err
-					}
-				}
-				return nil
+			tps, err := timed("decode", len(states)*opts.GenTokens, func() error {
+				return decodeAll(states, tokens[:opts.GenTokens])
 			})
 			if err != nil {
 				return r, err
 			}
 			decode = append(decode, tps)
+		}
+		if join {
+			if err := joinTest(ctx, states, rng, c.NVocab, &joins); err != nil {
+				return r, err
+			}
 		}
 		if probe != nil {
 			probe.Read(opts.BandwidthTime / time.Duration(opts.Reps))
@@ -260,7 +292,10 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	}
 	if len(decode) > 0 {
 		r.Decode = newStat(decode)
-		r.Streamed = r.Decode.Mean * float64(r.WeightBytesPerToken)
+		r.Streamed = r.Decode.Mean / float64(max(r.Parallel, 1)) * float64(r.WeightBytesPerToken) // a step reads the weights once for all its sequences
+	}
+	if join {
+		r.Join = joins.report()
 	}
 	if probe != nil {
 		probe.record(&r)
@@ -283,6 +318,7 @@ func toDepth(ctx context.Context, s *inference.State, depth []int32) error {
 	if len(depth) == 0 {
 		return nil
 	}
+	defer s.Idle()
 	if _, err := s.Prefill(ctx, depth, false); err != nil {
 		return fmt.Errorf("bench: prefill of the %d depth tokens: %w", len(depth), err)
 	}

@@ -307,3 +307,43 @@ func TestRunDepthBeyondContext(t *testing.T) {
 		t.Errorf("depth 510 + 2 in 512: %v", err)
 	}
 }
+
+// With Parallel, the decode test runs in every sequence of a batcher at
+// once (each from the depth), its tok/s counting all their tokens, and the
+// join test times a short prompt arriving during a long prefill.
+func TestRunParallel(t *testing.T) {
+	m := load(t, "tiny-q8_0.gguf")
+	const depth, gen, par = 20, 4, 3
+	decodes := 0
+	opts := Options{PromptTokens: 5, GenTokens: gen, Reps: 2, Threads: 2, Depth: depth, BandwidthBytes: -1, Parallel: par}
+	opts.timed = func(test string, before, after int) {
+		if test == "decode" {
+			decodes++
+		}
+		want := map[string]int{"prefill": 5, "decode": gen}[test]
+		if before != depth || after != depth+want {
+			t.Errorf("%s from position %d to %d, want %d to %d", test, before, after, depth, depth+want)
+		}
+	}
+	r, err := Run(context.Background(), "tiny", m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Parallel != par || decodes != 2 || r.Decode.Mean <= 0 || r.Join == nil || r.Join.LongTokens != 512-JoinShort ||
+		len(r.Join.Wait.Samples) != 2 || r.Join.Wait.Mean <= 0 || r.Join.Step.Mean <= 0 || r.Join.Long.Mean <= 0 {
+		t.Fatalf("report %+v, join %+v", r, r.Join)
+	}
+	text := textOf(t, &r)
+	for _, s := range []string{"decode 4 @ d20 × 3 sequences", "join: a 8-token prompt arriving during a 504-token prefill"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text lacks %q:\n%s", s, text)
+		}
+	}
+	b, _ := json.Marshal(&r)
+	if !bytes.Contains(b, []byte(`"parallel":3`)) || !bytes.Contains(b, []byte(`"join":{"long_tokens":504`)) {
+		t.Errorf("JSON: %s", b)
+	}
+	if _, err := Run(context.Background(), "tiny", m, Options{Parallel: MaxParallel + 1, BandwidthBytes: -1}); err == nil {
+		t.Error("parallel beyond MaxParallel accepted")
+	}
+}

@@ -18,7 +18,7 @@ import (
 //	decode 32    23.85 ± 1.23
 //
 //	weights read per token: 600.7 MiB
-//	decode streams:         15.02 GB/s (decode tok/s × weights read per token)
+//	decode streams:         15.02 GB/s (decode steps/s × weights read per step)
 //	memory read bandwidth:  21.57 GB/s (median of 165 passes, 15.67–27.91; 2 threads reading the model's 636.2 MiB of tensor data)
 //	roofline:               69.6 % (decode streams ÷ bandwidth)
 //
@@ -43,13 +43,19 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.PromptTokens > 0 {
 		fmt.Fprintf(tw, "prefill %d%s\t%s\n", r.PromptTokens, r.atDepth(), r.Prefill)
 	}
-	if r.GenTokens > 0 {
+	if r.GenTokens > 0 && r.Parallel > 1 {
+		fmt.Fprintf(tw, "decode %d%s × %d sequences\t%s (all together)\n", r.GenTokens, r.atDepth(), r.Parallel, r.Decode)
+	} else if r.GenTokens > 0 {
 		fmt.Fprintf(tw, "decode %d%s\t%s\n", r.GenTokens, r.atDepth(), r.Decode)
 	}
 	tw.Flush()
+	if j := r.Join; j != nil {
+		fmt.Fprintf(&b, "\njoin: a %d-token prompt arriving during a %d-token prefill has its first token after %s ms;\n", JoinShort, j.LongTokens, j.Wait)
+		fmt.Fprintf(&b, "      one step of that prefill alone takes %s ms; the whole prefill beside it %s ms\n", j.Step, j.Long)
+	}
 	fmt.Fprintf(&b, "\nweights read per token: %.1f MiB\n", mib(r.WeightBytesPerToken))
 	if r.GenTokens > 0 {
-		fmt.Fprintf(&b, "decode streams:         %.2f GB/s (decode tok/s × weights read per token)\n", r.Streamed/1e9)
+		fmt.Fprintf(&b, "decode streams:         %.2f GB/s (decode steps/s × weights read per step)\n", r.Streamed/1e9)
 	}
 	if r.Bandwidth > 0 {
 		fmt.Fprintf(&b, "memory read bandwidth:  %.2f GB/s (median of %d passes, %.2f–%.2f; %d threads reading %s)\n",
