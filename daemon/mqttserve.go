@@ -162,10 +162,17 @@ func (s *server) handleCancel(t mqtt.Topics, m mqtt.Message) {
 		return
 	}
 	if id == mqtt.CancelRunning {
-		if id = s.queue.Running(); id == "" {
+		// Every running job (with several slots, all of them).
+		ids := s.queue.RunningIDs()
+		if len(ids) == 0 {
 			s.log.Info("cancel: no job is running")
 			return
 		}
+		for _, id := range ids {
+			s.queue.Cancel(id, ErrCancelled)
+			s.log.Info("cancelling the running job", "id", id)
+		}
+		return
 	}
 	removed, running := s.queue.Cancel(id, ErrCancelled)
 	if !running && len(removed) == 0 {
