@@ -1,0 +1,212 @@
+package daemon
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edgellm/edgellm/api"
+	"github.com/edgellm/edgellm/mqtt"
+	"github.com/edgellm/edgellm/mqtt/mqtttest"
+)
+
+// gate holds every job of a gatedLoader's engines at its first piece of
+// answer text, so a test knows jobs are in their slots at once: the real
+// engine has prefilled and generated up to there.
+type gate struct {
+	started chan string   // a held job's id
+	release chan struct{} // each value lets one held job go on
+	running atomic.Int32  // jobs inside Run, over every engine loaded
+	// loads receives, per model load, how many jobs were running then.
+	loads chan int32
+}
+
+func newGate() *gate {
+	return &gate{started: make(chan string, 16), release: make(chan struct{}), loads: make(chan int32, 16)}
+}
+
+// loader loads the model with LoadLLM and holds its jobs at the gate.
+func (g *gate) loader() Loader {
+	return func(ctx context.Context, o LoadOptions) (Engine, error) {
+		g.loads <- g.running.Load()
+		e, err := LoadLLM(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return gatedEngine{e, g}, nil
+	}
+}
+
+// waitStarted waits for n jobs to be held and returns their ids.
+func (g *gate) waitStarted(t *testing.T, n int) []string {
+	t.Helper()
+	var ids []string
+	deadline := time.After(wait)
+	for len(ids) < n {
+		select {
+		case id := <-g.started:
+			ids = append(ids, id)
+		case <-deadline:
+			t.Fatalf("%d of %d jobs started: %v", len(ids), n, ids)
+		}
+	}
+	return ids
+}
+
+// open lets one held job go on.
+func (g *gate) open(t *testing.T) {
+	t.Helper()
+	select {
+	case g.release <- struct{}{}:
+	case <-time.After(wait):
+		t.Fatal("no job is held")
+	}
+}
+
+type gatedEngine struct {
+	Engine
+	g *gate
+}
+
+func (e gatedEngine) Run(ctx context.Context, job Job) (Outcome, error) {
+	e.g.running.Add(1)
+	defer e.g.running.Add(-1)
+	onText, held := job.OnText, false
+	job.OnText = func(s string) error {
+		if !held {
+			held = true
+			e.g.started <- job.ID
+			select {
+			case <-e.g.release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return onText(s)
+	}
+	return e.Engine.Run(ctx, job)
+}
+
+// untilStatus waits for a status on the status topic that contains every
+// one of parts; c reads nothing but statuses (next drops what does not
+// match).
+func untilStatus(t *testing.T, c *client, parts ...string) string {
+	t.Helper()
+	for {
+		m := c.next(topicIs("edgellm/pi1/status"))
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(m.Payload, p)
+		}
+		if ok {
+			return m.Payload
+		}
+	}
+}
+
+// finalsOf waits for the final answers to ids, in whatever order they come.
+func finalsOf(c *client, ids ...string) map[string]mqtt.Final {
+	c.t.Helper()
+	got := map[string]mqtt.Final{}
+	for len(got) < len(ids) {
+		m := c.next(func(topic string) bool {
+			id, ok := strings.CutPrefix(topic, "edgellm/pi1/response/")
+			return ok && slices.Contains(ids, id)
+		})
+		f := decodeFinal(c.t, m.Payload)
+		got[f.ID] = f
+	}
+	return got
+}
+
+const slotPrompt = `"prompt":"Once upon a time","max_tokens":40,"temperature":0`
+
+func TestServeSlotsRunJobsAtOnce(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	g := newGate()
+	startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.slots": 2}), Options{Load: g.loader()})
+	c := newClient(t, b, "t-slots", "edgellm/pi1/response/#")
+	st := newClient(t, b, "t-slots-status", "edgellm/pi1/status")
+	c.publish(reqTopic, `{"id":"a",`+slotPrompt+`}`)
+	c.publish(reqTopic, `{"id":"b",`+slotPrompt+`}`)
+	c.publish(reqTopic, `{"id":"c",`+slotPrompt+`}`)
+	// Two jobs generate at once (neither can end while held); the third
+	// waits for a slot.
+	first := g.waitStarted(t, 2)
+	untilStatus(t, st, `"state":"busy"`, `"slots":2`, `"active_slots":2`, `"queue_depth":1`)
+	g.open(t)
+	g.open(t)
+	third := g.waitStarted(t, 1)
+	if strings.Contains(strings.Join(first, ","), third[0]) || third[0] != "c" {
+		t.Fatalf("started %v, then %v", first, third)
+	}
+	g.open(t)
+	for id, f := range finalsOf(c, "a", "b", "c") {
+		if f.Status != mqtt.StatusOK || f.Text == "" {
+			t.Fatalf("%s: %+v", id, f)
+		}
+	}
+	untilStatus(t, st, `"state":"idle"`, `"active_slots":0`)
+}
+
+func TestServeSlotsCancelOneOfTwo(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	g := newGate()
+	startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.slots": 2}), Options{Load: g.loader()})
+	c := newClient(t, b, "t-slots-cancel", "edgellm/pi1/response/#")
+	c.publish(reqTopic, `{"id":"a",`+slotPrompt+`}`)
+	c.publish(reqTopic, `{"id":"b",`+slotPrompt+`}`)
+	g.waitStarted(t, 2)
+	c.publish(cancelTopic, `{"id":"a"}`)
+	if f := c.final("a"); f.Status != mqtt.StatusError || f.Error.Code != api.CodeCancelled || f.FinishReason != api.FinishCancelled {
+		t.Fatalf("cancelled job: %+v", f)
+	}
+	g.open(t) // b, the one held
+	if f := c.final("b"); f.Status != mqtt.StatusOK || f.Text == "" || f.Usage.CompletionTokens != 40 {
+		t.Fatalf("the other job: %+v", f)
+	}
+}
+
+func TestServeSlotsReloadWaitsForEveryJob(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	dir := t.TempDir()
+	g := newGate()
+	d := startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.slots": 2}), Options{Load: g.loader()})
+	<-g.loads // the first load
+	c := newClient(t, b, "t-slots-reload", "edgellm/pi1/response/#")
+	st := newClient(t, b, "t-slots-reload-status", "edgellm/pi1/status")
+	c.publish(reqTopic, `{"id":"a",`+slotPrompt+`}`)
+	c.publish(reqTopic, `{"id":"b",`+slotPrompt+`}`)
+	g.waitStarted(t, 2)
+	// A new context reloads the model, once no job runs; one slot now.
+	writeConfig(t, dir, b, map[string]any{"queue.slots": 1, "model.context": 1024})
+	d.reload <- struct{}{}
+	untilStatus(t, st, `"state":"reloading"`)
+	g.open(t)
+	g.open(t)
+	for id, f := range finalsOf(c, "a", "b") {
+		if f.Status != mqtt.StatusOK || f.Usage.CompletionTokens != 40 {
+			t.Fatalf("%s: %+v", id, f)
+		}
+	}
+	select {
+	case running := <-g.loads:
+		if running != 0 {
+			t.Fatalf("the model reloaded while %d jobs ran", running)
+		}
+	case <-time.After(wait):
+		t.Fatal("the model did not reload")
+	}
+	untilStatus(t, st, `"state":"idle"`, `"slots":1,`)
+	c.publish(reqTopic, `{"id":"after",`+slotPrompt+`}`)
+	g.waitStarted(t, 1)
+	g.open(t)
+	if f := c.final("after"); f.Status != mqtt.StatusOK {
+		t.Fatalf("after the reload: %+v", f)
+	}
+}
