@@ -124,16 +124,33 @@ func finalsOf(c *client, ids ...string) map[string]mqtt.Final {
 
 const slotPrompt = `"prompt":"Once upon a time","max_tokens":40,"temperature":0`
 
+// slotsDaemon is a daemon with queue.slots 2 whose jobs wait at a gate,
+// with a client of its answers (c) and one of its statuses (st).
+type slotsDaemon struct {
+	*daemonUnderTest
+	g     *gate
+	dir   string
+	b     *mqtttest.Broker
+	c, st *client
+}
+
+// startSlots starts a slotsDaemon and sends it the jobs named ids.
+func startSlots(t *testing.T, ids ...string) *slotsDaemon {
+	t.Helper()
+	s := &slotsDaemon{b: mqtttest.Start(t, mqtttest.Options{}), dir: t.TempDir(), g: newGate()}
+	s.daemonUnderTest = startServe(t, s.b, writeConfig(t, s.dir, s.b, map[string]any{"queue.slots": 2}), Options{Load: s.g.loader()})
+	<-s.g.loads // the first load
+	s.c = newClient(t, s.b, "t-slots", "edgellm/pi1/response/#")
+	s.st = newClient(t, s.b, "t-slots-status", "edgellm/pi1/status")
+	for _, id := range ids {
+		s.c.publish(reqTopic, `{"id":"`+id+`",`+slotPrompt+`}`)
+	}
+	return s
+}
+
 func TestServeSlotsRunJobsAtOnce(t *testing.T) {
-	b := mqtttest.Start(t, mqtttest.Options{})
-	dir := t.TempDir()
-	g := newGate()
-	startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.slots": 2}), Options{Load: g.loader()})
-	c := newClient(t, b, "t-slots", "edgellm/pi1/response/#")
-	st := newClient(t, b, "t-slots-status", "edgellm/pi1/status")
-	c.publish(reqTopic, `{"id":"a",`+slotPrompt+`}`)
-	c.publish(reqTopic, `{"id":"b",`+slotPrompt+`}`)
-	c.publish(reqTopic, `{"id":"c",`+slotPrompt+`}`)
+	s := startSlots(t, "a", "b", "c")
+	g, c, st := s.g, s.c, s.st
 	// Two jobs generate at once (neither can end while held); the third
 	// waits for a slot.
 	first := g.waitStarted(t, 2)
@@ -154,13 +171,8 @@ func TestServeSlotsRunJobsAtOnce(t *testing.T) {
 }
 
 func TestServeSlotsCancelOneOfTwo(t *testing.T) {
-	b := mqtttest.Start(t, mqtttest.Options{})
-	dir := t.TempDir()
-	g := newGate()
-	startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.slots": 2}), Options{Load: g.loader()})
-	c := newClient(t, b, "t-slots-cancel", "edgellm/pi1/response/#")
-	c.publish(reqTopic, `{"id":"a",`+slotPrompt+`}`)
-	c.publish(reqTopic, `{"id":"b",`+slotPrompt+`}`)
+	s := startSlots(t, "a", "b")
+	g, c := s.g, s.c
 	g.waitStarted(t, 2)
 	c.publish(cancelTopic, `{"id":"a"}`)
 	if f := c.final("a"); f.Status != mqtt.StatusError || f.Error.Code != api.CodeCancelled || f.FinishReason != api.FinishCancelled {
@@ -173,19 +185,12 @@ func TestServeSlotsCancelOneOfTwo(t *testing.T) {
 }
 
 func TestServeSlotsReloadWaitsForEveryJob(t *testing.T) {
-	b := mqtttest.Start(t, mqtttest.Options{})
-	dir := t.TempDir()
-	g := newGate()
-	d := startServe(t, b, writeConfig(t, dir, b, map[string]any{"queue.slots": 2}), Options{Load: g.loader()})
-	<-g.loads // the first load
-	c := newClient(t, b, "t-slots-reload", "edgellm/pi1/response/#")
-	st := newClient(t, b, "t-slots-reload-status", "edgellm/pi1/status")
-	c.publish(reqTopic, `{"id":"a",`+slotPrompt+`}`)
-	c.publish(reqTopic, `{"id":"b",`+slotPrompt+`}`)
+	s := startSlots(t, "a", "b")
+	g, c, st := s.g, s.c, s.st
 	g.waitStarted(t, 2)
 	// A new context reloads the model, once no job runs; one slot now.
-	writeConfig(t, dir, b, map[string]any{"queue.slots": 1, "model.context": 1024})
-	d.reload <- struct{}{}
+	writeConfig(t, s.dir, s.b, map[string]any{"queue.slots": 1, "model.context": 1024})
+	s.reload <- struct{}{}
 	untilStatus(t, st, `"state":"reloading"`)
 	g.open(t)
 	g.open(t)
