@@ -105,7 +105,8 @@ type Status struct {
 	MemoryLimit uint64   `json:"memory_limit"` // the memory budget in bytes
 	// KVType is how the model's attention layers store keys and values
 	// (model.kv_type: f16 or q8_0) and KVCacheBytes the memory of its
-	// caches at the configured context; omitted before a model is loaded.
+	// caches at the configured context, over every slot; omitted before a
+	// model is loaded.
 	KVType       string `json:"kv_type,omitempty"`
 	KVCacheBytes uint64 `json:"kv_cache_bytes,omitempty"`
 	// CPUTempC and Throttled are omitted where the board does not expose
