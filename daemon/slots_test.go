@@ -22,6 +22,8 @@ type gate struct {
 	running atomic.Int32  // jobs inside Run, over every engine loaded
 	// loads receives, per model load, how many jobs were running then.
 	loads chan int32
+	// hold, when set, says which jobs are held (by id); nil holds all.
+	hold func(id string) bool
 }
 
 func newGate() *gate {
@@ -74,7 +76,7 @@ type gatedEngine struct {
 func (e gatedEngine) Run(ctx context.Context, job Job) (Outcome, error) {
 	e.g.running.Add(1)
 	defer e.g.running.Add(-1)
-	onText, held := job.OnText, false
+	onText, held := job.OnText, e.g.hold != nil && !e.g.hold(job.ID)
 	job.OnText = func(s string) error {
 		if !held {
 			held = true
@@ -137,8 +139,15 @@ type slotsDaemon struct {
 // startSlots starts a slotsDaemon and sends it the jobs named ids.
 func startSlots(t *testing.T, ids ...string) *slotsDaemon {
 	t.Helper()
-	s := &slotsDaemon{b: mqtttest.Start(t, mqtttest.Options{}), dir: t.TempDir(), g: newGate()}
-	s.daemonUnderTest = startServe(t, s.b, writeConfig(t, s.dir, s.b, map[string]any{"queue.slots": 2}), Options{Load: s.g.loader()})
+	return startSlotsWith(t, newGate(), map[string]any{"queue.slots": 2}, ids...)
+}
+
+// startSlotsWith starts a slotsDaemon with gate g and configuration keys
+// set, and sends it the jobs named ids.
+func startSlotsWith(t *testing.T, g *gate, set map[string]any, ids ...string) *slotsDaemon {
+	t.Helper()
+	s := &slotsDaemon{b: mqtttest.Start(t, mqtttest.Options{}), dir: t.TempDir(), g: g}
+	s.daemonUnderTest = startServe(t, s.b, writeConfig(t, s.dir, s.b, set), Options{Load: s.g.loader()})
 	<-s.g.loads // the first load
 	s.c = newClient(t, s.b, "t-slots", "edgellm/pi1/response/#")
 	s.st = newClient(t, s.b, "t-slots-status", "edgellm/pi1/status")
@@ -213,5 +222,40 @@ func TestServeSlotsReloadWaitsForEveryJob(t *testing.T) {
 	g.open(t)
 	if f := c.final("after"); f.Status != mqtt.StatusOK {
 		t.Fatalf("after the reload: %+v", f)
+	}
+}
+
+// The watchdog counts every running job: one job's progress keeps the pings
+// while another is stuck, and once that one is done the stuck one stops
+// them, until it goes on.
+func TestServeSlotsWatchdogCountsEveryJob(t *testing.T) {
+	n := listenNotify(t)
+	t.Setenv("NOTIFY_SOCKET", n.path)
+	t.Setenv("WATCHDOG_USEC", "200000") // ping every 100 ms; 3 stalled checks stop the pings
+	g := newGate()
+	g.hold = func(id string) bool { return id == "stuck" }
+	s := startSlotsWith(t, g, map[string]any{"queue.slots": 2, "model.context": 1024, "limits.max_tokens": 512}, "stuck")
+	n.until(t, "READY=1")
+	g.waitStarted(t, 1)
+	s.c.publish(reqTopic, `{"id":"runs","prompt":"Once upon a time","max_tokens":300,"temperature":0}`)
+	if f := s.c.final("runs"); f.Status != mqtt.StatusOK || f.Usage.CompletionTokens != 300 {
+		t.Fatalf("the running job beside the stuck one: %+v", f)
+	}
+	// Only the stuck job is left: the pings stop, a full second (ten
+	// intervals) without one.
+	deadline := time.Now().Add(wait)
+	for {
+		m := n.read(t, time.Second)
+		if m == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("pings went on while the only running job was stuck")
+		}
+	}
+	g.open(t)
+	n.until(t, "WATCHDOG=1")
+	if f := s.c.final("stuck"); f.Status != mqtt.StatusOK {
+		t.Fatalf("the stuck job once it went on: %+v", f)
 	}
 }
