@@ -488,8 +488,8 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 	if used := p.KVBytes + p.SlotBytes; used > left {
 		if p.Slots > 1 && p.MaxSlots >= 1 {
 			return p, fmt.Errorf("daemon: memory: queue.slots %d at context %d needs %s of KV cache and buffers, budget leaves %s (budget %s minus %s overhead); "+
-				"%d slots fit at this context, and context %d fits %d slots: lower queue.slots or model.context, or raise the memory limit",
-				p.Slots, in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxSlots, p.MaxContext, p.Slots)
+				"slots that fit at this context: %d; context that fits %d slots: %d; lower queue.slots (0: as many as fit) or model.context, or raise the memory limit",
+				p.Slots, in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxSlots, p.Slots, p.MaxContext)
 		}
 		return p, fmt.Errorf("daemon: memory: context %d needs %s of KV cache, budget leaves %s (budget %s minus %s overhead); "+
 			"the largest context that fits is %d: lower model.context or raise the memory limit",

@@ -449,9 +449,9 @@ func TestPlanSlots(t *testing.T) {
 		}
 		for _, want := range []string{
 			"queue.slots 4 at context 2048 needs 176 MiB of KV cache and buffers, budget leaves 132 MiB",
-			"3 slots fit at this context",
-			"context 1536 fits 4 slots",
-			"lower queue.slots or model.context",
+			"slots that fit at this context: 3",
+			"context that fits 4 slots: 1536",
+			"lower queue.slots (0: as many as fit) or model.context",
 		} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q lacks %q", err, want)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -257,5 +258,38 @@ func TestServeSlotsWatchdogCountsEveryJob(t *testing.T) {
 	n.until(t, "WATCHDOG=1")
 	if f := s.c.final("stuck"); f.Status != mqtt.StatusOK {
 		t.Fatalf("the stuck job once it went on: %+v", f)
+	}
+}
+
+// slotsSystem is a Pi-class board (4 GiB of RAM) whose service may use
+// limit bytes.
+func slotsSystem(t *testing.T, limit uint64) System {
+	return fakeSystem(t, map[string]string{
+		"proc/self/cgroup":                         "0::/edgellm.service\n",
+		"proc/meminfo":                             meminfo4G,
+		"sys/fs/cgroup/cgroup.controllers":         "memory\n",
+		"sys/fs/cgroup/edgellm.service/memory.max": fmt.Sprint(limit),
+	})
+}
+
+func TestServeRefusesSlotsOverBudget(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	// 2 MiB beside the overhead: one slot's caches at context 1024.
+	path := writeConfig(t, t.TempDir(), b, map[string]any{"model.context": 1024, "limits.max_tokens": 64, "queue.slots": 2})
+	err := Serve(context.Background(), Options{ConfigPath: path, System: slotsSystem(t, 66*MiB), Logger: testLogger(t)})
+	if err == nil || !strings.Contains(err.Error(), "queue.slots 2 at context 1024 needs") ||
+		!strings.Contains(err.Error(), "slots that fit at this context: 1") || !strings.Contains(err.Error(), "lower queue.slots") {
+		t.Fatalf("Serve = %v", err)
+	}
+}
+
+// queue.slots 0 on a Pi-class board with room for more: 4 slots, as the
+// status says.
+func TestServeAutoSlotsOnAPi(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	path := writeConfig(t, t.TempDir(), b, map[string]any{"queue.slots": 0})
+	startServe(t, b, path, Options{System: slotsSystem(t, GiB)})
+	if got := retained(t, b, "edgellm/pi1/status", `"slots":4,`); !strings.Contains(got, `"active_slots":0`) {
+		t.Fatalf("status: %s", got)
 	}
 }
