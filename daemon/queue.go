@@ -194,16 +194,6 @@ func (q *Queue) Cancel(id string, cause error) (removed []*Entry, running bool) 
 	return removed, running
 }
 
-// Running returns the id of the job running longest, or "".
-func (q *Queue) Running() string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.running) == 0 {
-		return ""
-	}
-	return q.running[0].Job.ID
-}
-
 // RunningIDs returns the ids of the running jobs, oldest first.
 func (q *Queue) RunningIDs() []string {
 	q.mu.Lock()

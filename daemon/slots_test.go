@@ -172,9 +172,12 @@ func TestServeSlotsRunJobsAtOnce(t *testing.T) {
 		t.Fatalf("started %v, then %v", first, third)
 	}
 	g.open(t)
-	for id, f := range finalsOf(c, "a", "b", "c") {
-		if f.Status != mqtt.StatusOK || f.Text == "" {
-			t.Fatalf("%s: %+v", id, f)
+	// The same greedy prompt gives the same answer in any slot, alone or
+	// beside another job.
+	finals := finalsOf(c, "a", "b", "c")
+	for id, f := range finals {
+		if f.Status != mqtt.StatusOK || f.Text == "" || f.Text != finals["a"].Text {
+			t.Fatalf("%s: %+v, a's text %q", id, f, finals["a"].Text)
 		}
 	}
 	untilStatus(t, st, `"state":"idle"`, `"active_slots":0`)
