@@ -22,7 +22,7 @@ type Config struct {
 	Model ModelConfig `yaml:"model"`
 	// MQTT configures the broker connection and the topics.
 	MQTT MQTTConfig `yaml:"mqtt"`
-	// Queue configures the job queue in front of the worker.
+	// Queue configures the job queue in front of the workers.
 	Queue QueueConfig `yaml:"queue"`
 	// Limits bound what a single request may ask for.
 	Limits LimitsConfig `yaml:"limits"`

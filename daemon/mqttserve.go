@@ -153,7 +153,7 @@ func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, 
 }
 
 // handleCancel cancels the jobs a cancel message names: a queued one is
-// answered cancelled at once, the running one by the worker.
+// answered cancelled at once, a running one by its worker.
 func (s *server) handleCancel(t mqtt.Topics, m mqtt.Message) {
 	defer m.Ack()
 	id, err := mqtt.ParseCancel(m.Payload)

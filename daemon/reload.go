@@ -139,8 +139,8 @@ func (s *server) retopic(ctx context.Context, old, cfg *Config, t mqtt.Topics) {
 }
 
 // reloadModel replaces the engine with one for the current configuration;
-// it runs on the worker goroutine while no job runs. When the new model cannot be
-// loaded the previous configuration's model is loaded again.
+// it runs on the worker goroutine while no job runs. When the new model
+// cannot be loaded the previous configuration's model is loaded again.
 func (s *server) reloadModel(ctx context.Context) error {
 	cfg, prev := s.config(), s.loaded
 	s.engine.Close()
