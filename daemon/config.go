@@ -22,7 +22,7 @@ type Config struct {
 	Model ModelConfig `yaml:"model"`
 	// MQTT configures the broker connection and the topics.
 	MQTT MQTTConfig `yaml:"mqtt"`
-	// Queue configures the job queue in front of the worker.
+	// Queue configures the job queue in front of the workers.
 	Queue QueueConfig `yaml:"queue"`
 	// Limits bound what a single request may ask for.
 	Limits LimitsConfig `yaml:"limits"`
@@ -164,8 +164,12 @@ type HTTPTLSConfig struct {
 
 // QueueConfig is the `queue` section.
 type QueueConfig struct {
-	// Size is how many jobs may wait behind the running one.
+	// Size is how many jobs may wait behind the running ones.
 	Size int `yaml:"size"`
+	// Slots is how many jobs run at once; 0 means as many as the memory
+	// plan allows at model.context (AutoSlots: at most 4 on a Pi-class
+	// board, 8 otherwise, at least 1).
+	Slots int `yaml:"slots"`
 	// JobTimeout is the deadline of one job, queueing included.
 	JobTimeout time.Duration `yaml:"job_timeout"`
 }

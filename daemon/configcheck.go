@@ -120,6 +120,7 @@ func (c *Config) validate() error {
 	}
 
 	add(c.intRange("queue.size", c.Queue.Size, 1, 10000))
+	add(c.intRange("queue.slots", c.Queue.Slots, 0, MaxSlots))
 	add(c.durationRange("queue.job_timeout", c.Queue.JobTimeout, time.Second, 24*time.Hour))
 
 	add(c.intRange("limits.max_prompt_bytes", c.Limits.MaxPromptBytes, 1, maxPromptBytesCeiling))

@@ -12,9 +12,9 @@ import (
 	"github.com/edgellm/edgellm/inference/chat"
 )
 
-// Engine is what the daemon's worker needs from the inference engine: one
-// loaded model that answers one job at a time. The worker calls it from a
-// single goroutine; an adapter over the inference package implements it.
+// Engine is what the daemon's workers need from the inference engine: one
+// loaded model that answers up to Model().Slots jobs at once (at least one).
+// An adapter over the inference package implements it.
 type Engine interface {
 	// Model describes the loaded model.
 	Model() ModelInfo
@@ -25,8 +25,10 @@ type Engine interface {
 	// job.OnReasoning. When ctx is done it stops and returns the
 	// partial Outcome with FinishCancelled or FinishTimeout and ctx's error.
 	// A prompt that cannot fit returns an error wrapping ErrPromptTooLong.
+	// Run is safe for up to Model().Slots concurrent calls (one when Slots
+	// is 0); a call beyond them waits for one to end.
 	Run(ctx context.Context, job Job) (Outcome, error)
-	// Close releases the model.
+	// Close releases the model; no Run may be in progress.
 	Close() error
 }
 
@@ -37,6 +39,12 @@ type LoadOptions struct {
 	Threads      int    // model.threads (resolved, ≥ 1)
 	ChatTemplate string // model.chat_template ("" = the model's own)
 	KVType       string // model.kv_type ("" = f16)
+	// Slots is how many jobs run at once (queue.slots resolved, ≥ 1; 0
+	// means 1) unless PlannedSlots is set.
+	Slots int
+	// PlannedSlots, when set, is called after Check and gives the slots
+	// the memory plan resolved (queue.slots 0 depends on the model).
+	PlannedSlots func() int
 	// TemplateProbe, when set, probes Jinja chat templates (the model's,
 	// model.chat_template's, a request's) in a child process before they
 	// are used; nil uses them unprobed.
@@ -69,16 +77,22 @@ type ModelInfo struct {
 	Arch         string // the architecture (GGUF general.architecture)
 	Params       uint64 // weights in the file
 	Quant        string // the type most weights have (e.g. Q8_0)
-	// CacheBytesPerToken and CacheBytesFixed give the layers' caches at a
-	// context of n tokens: at most CacheBytesFixed + n × CacheBytesPerToken
-	// (global attention layers grow with the context; sliding-window rings
-	// and convolution states do not).
+	// CacheBytesPerToken and CacheBytesFixed give one slot's layers' caches
+	// at a context of n tokens: at most CacheBytesFixed + n ×
+	// CacheBytesPerToken (global attention layers grow with the context;
+	// sliding-window rings and convolution states do not).
 	CacheBytesPerToken, CacheBytesFixed uint64
+	// StateBytes is the buffers of one slot's state beside its caches
+	// (0: unknown); the memory plan counts them for every slot past the
+	// first.
+	StateBytes uint64
 	// KVType is how the attention layers store keys and values (f16,
-	// q8_0), and KVCacheBytes the layers' caches at the loaded context;
-	// both reported in the status.
+	// q8_0), and KVCacheBytes the caches of all slots at the loaded
+	// context; both reported in the status.
 	KVType       string
 	KVCacheBytes uint64
+	// Slots is how many jobs Run answers at once (0 means 1).
+	Slots int
 }
 
 // CacheBytes is the memory of the model's caches at a context of n tokens

@@ -189,6 +189,23 @@ func TestServeDecodeSpeedOnlyFromRecentJobs(t *testing.T) {
 	}
 }
 
+// Jobs that decode at once add up: the rate is their tokens over the time
+// any of them decoded.
+func TestDecodeRatesAggregate(t *testing.T) {
+	var r decodeRates
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r.add(t0.Add(10*time.Second), 100, 10) // 0–10 s
+	r.add(t0.Add(10*time.Second), 100, 10) // 0–10 s, at the same time
+	if tps, ok := r.rate(t0.Add(time.Minute)); !ok || tps != 20 {
+		t.Fatalf("two jobs at once: %v %v, want 200 tokens / 10 s", tps, ok)
+	}
+	r.add(t0.Add(15*time.Second), 100, 10) // 5–15 s, overlapping
+	r.add(t0.Add(30*time.Second), 50, 10)  // 25–30 s, alone
+	if tps, ok := r.rate(t0.Add(time.Minute)); !ok || tps != 350.0/20 {
+		t.Fatalf("overlapping jobs: %v %v, want 350 tokens / 20 s", tps, ok)
+	}
+}
+
 func TestDecodeRatesWindow(t *testing.T) {
 	var r decodeRates
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -67,7 +67,7 @@ func (b *httpBackend) Submit(ctx context.Context, req *api.Request, rsp api.Resp
 	}
 	s.log.Info("HTTP request queued", "id", id, "depth", s.queue.Depth())
 	// A client that goes away cancels its job: a queued one is answered
-	// here, the running one by the worker.
+	// here, a running one by its worker.
 	go func() {
 		select {
 		case <-done:

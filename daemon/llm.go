@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/gguf"
@@ -15,19 +16,28 @@ import (
 	"github.com/edgellm/edgellm/inference/grammar"
 )
 
-// llm is the Engine over the inference package: one model, one state (KV
-// cache) and one generator, reused by every job.
+// llm is the Engine over the inference package: one model and a batcher of
+// slots, each a state (KV cache) and a generator, reused by the jobs that run
+// at once.
 type llm struct {
-	model *inference.Model
-	state *inference.State
-	gen   *inference.Generator
+	model   *inference.Model
+	batcher *inference.Batcher
+	slots   []*slot
+	// free holds a token per free slot: Run takes one before it picks a
+	// slot, so a slot is always free when it looks.
+	free chan struct{}
+	// mu guards the slots' busy flags and last-use stamps, and use.
+	mu    sync.Mutex
+	use   uint64 // the stamp of the latest job
 	info  ModelInfo
 	ctx   int
 	tmpl  promptTemplate // nil: the model has no chat template
 	cache string         // prompt cache file ("" = none)
 	// prefixes keeps the KV cache of recent prompts (nil = only the
-	// previous request's is reused).
+	// slot's previous request's is reused); every slot shares it, under
+	// prefixMu.
 	prefixes *inference.PrefixCache
+	prefixMu sync.Mutex
 	log      *slog.Logger
 	// tmplErr says why there is no template (for requests with messages).
 	tmplErr error
@@ -55,13 +65,13 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		return nil, fmt.Errorf("model.kv_type: %w", err)
 	}
 	cost := m.Config.CacheCost(kv)
-	info := ModelInfo{Name: m.Config.Name, Path: opts.Path, Layers: m.Config.NLayer, ContextTrain: m.Config.NCtxTrain,
-		CacheBytesPerToken: uint64(cost.PerToken), CacheBytesFixed: uint64(cost.Fixed), KVType: kv.String()}
 	ctxLen := opts.Context
 	if ctxLen <= 0 {
 		ctxLen = m.Config.NCtxTrain
 	}
-	info.KVCacheBytes = uint64(m.Config.CacheBytes(ctxLen, kv))
+	info := ModelInfo{Name: m.Config.Name, Path: opts.Path, Layers: m.Config.NLayer, ContextTrain: m.Config.NCtxTrain,
+		CacheBytesPerToken: uint64(cost.PerToken), CacheBytesFixed: uint64(cost.Fixed), KVType: kv.String(),
+		StateBytes: uint64(m.EstimateMemory(ctxLen, kv).Buffers)}
 	if info.Name == "" {
 		info.Name = strings.TrimSuffix(filepath.Base(opts.Path), filepath.Ext(opts.Path))
 	}
@@ -82,6 +92,13 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
+	slots := opts.Slots
+	if opts.PlannedSlots != nil {
+		slots = opts.PlannedSlots()
+	}
+	slots = max(slots, 1)
+	info.Slots = slots
+	info.KVCacheBytes = uint64(slots) * uint64(m.Config.CacheBytes(ctxLen, kv))
 	e := &llm{model: m, info: info, ctx: opts.Context, log: opts.Logger, guard: &templateGuard{probe: opts.TemplateProbe}}
 	if e.log == nil {
 		e.log = slog.Default()
@@ -90,13 +107,21 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	if opts.ChatTemplate != "" && e.tmplErr != nil {
 		return fail(fmt.Errorf("model.chat_template: %w", e.tmplErr))
 	}
-	if e.state, err = m.NewStateKV(opts.Context, opts.Threads, kv); err != nil {
+	if e.think, err = newThinkTokens(m.Tokenizer); err != nil {
 		return fail(err)
 	}
-	e.gen = inference.NewGenerator(e.state, m.Tokenizer)
-	if e.think, err = newThinkTokens(m.Tokenizer); err != nil {
-		e.state.Close()
-		return fail(err)
+	if e.batcher, err = inference.NewBatcher(m, opts.Context, opts.Threads, slots, kv); err != nil {
+		return fail(fmt.Errorf("daemon: %d slots: %w", slots, err))
+	}
+	e.free = make(chan struct{}, slots)
+	for i := range slots {
+		st, err := e.batcher.NewState()
+		if err != nil {
+			e.closeSlots()
+			return fail(fmt.Errorf("daemon: the state of slot %d: %w", i, err))
+		}
+		e.slots = append(e.slots, &slot{state: st, gen: inference.NewGenerator(st, m.Tokenizer)})
+		e.free <- struct{}{}
 	}
 	e.cache = opts.CacheFile
 	if opts.PrefixCacheBytes != nil {
@@ -105,32 +130,105 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		}
 	}
 	if e.cache != "" {
-		switch toks, err := e.state.LoadCache(e.cache); {
+		first := e.slots[0]
+		switch toks, err := first.state.LoadCache(e.cache); {
 		case errors.Is(err, os.ErrNotExist):
 		case err != nil:
 			e.log.Warn("prompt cache not loaded", "err", err)
 		default:
-			e.gen.Adopt(toks)
+			first.gen.Adopt(toks)
 			e.log.Info("prompt cache loaded", "file", e.cache, "tokens", len(toks))
 		}
 	}
 	return e, nil
 }
 
+// slot is one of the jobs the engine runs at once: a state (the KV cache)
+// and the generator over it.
+type slot struct {
+	state *inference.State
+	gen   *inference.Generator
+	busy  bool   // a job runs on it (guarded by llm.mu)
+	used  uint64 // the stamp of its latest job, 0 = never (guarded by llm.mu)
+}
+
+// closeSlots releases the slots' states, then the batcher.
+func (e *llm) closeSlots() {
+	for _, sl := range e.slots {
+		sl.state.Close()
+	}
+	e.slots = nil
+	e.batcher.Close()
+}
+
+// acquire waits for a free slot and takes the one whose tokens share the
+// longest prefix with ids (the least recently used among equals, so a
+// kept prompt stays longest), or returns ctx's error.
+func (e *llm) acquire(ctx context.Context, ids []int32) (*slot, error) {
+	select {
+	case <-e.free:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var best *slot
+	bestLen := -1
+	for _, sl := range e.slots {
+		if sl.busy {
+			continue
+		}
+		n := commonPrefixLen(sl.gen.Tokens(), ids)
+		if n > bestLen || n == bestLen && sl.used < best.used {
+			best, bestLen = sl, n
+		}
+	}
+	best.busy = true
+	e.use++
+	best.used = e.use
+	return best, nil
+}
+
+// release gives a slot back.
+func (e *llm) release(sl *slot) {
+	e.mu.Lock()
+	sl.busy = false
+	e.mu.Unlock()
+	e.free <- struct{}{}
+}
+
+// commonPrefixLen is how many leading tokens a and b share.
+func commonPrefixLen(a, b []int32) int {
+	n := 0
+	for n < min(len(a), len(b)) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
 // Model describes the loaded model.
 func (e *llm) Model() ModelInfo { return e.info }
 
-// Close saves the prompt cache (when configured) and releases the state and
-// the model.
+// Close saves the prompt cache (when configured) from the slot used last
+// that holds tokens, and releases the slots and the model. No job may run.
 func (e *llm) Close() error {
-	if toks := e.gen.Tokens(); e.cache != "" && len(toks) > 0 {
-		if err := e.state.SaveCache(e.cache, toks); err != nil {
-			e.log.Warn("prompt cache not saved", "err", err)
-		} else {
-			e.log.Info("prompt cache saved", "file", e.cache, "tokens", len(toks))
+	if e.cache != "" {
+		var last *slot
+		for _, sl := range e.slots {
+			if len(sl.gen.Tokens()) > 0 && (last == nil || sl.used > last.used) {
+				last = sl
+			}
+		}
+		if last != nil {
+			toks := last.gen.Tokens()
+			if err := last.state.SaveCache(e.cache, toks); err != nil {
+				e.log.Warn("prompt cache not saved", "err", err)
+			} else {
+				e.log.Info("prompt cache saved", "file", e.cache, "tokens", len(toks))
+			}
 		}
 	}
-	e.state.Close()
+	e.closeSlots()
 	return e.model.Close()
 }
 
@@ -151,6 +249,12 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		return out, err
 	}
 	ids, gr, grStart := pp.IDs, pp.Grammar, pp.GrammarStart
+	sl, err := e.acquire(ctx, ids)
+	if err != nil {
+		out.FinishReason = api.FinishCancelled
+		return out, err
+	}
+	defer e.release(sl)
 	m := StopMatcher{Stops: pp.Stops}
 	var text, reasoning strings.Builder
 	stopped := false
@@ -192,27 +296,29 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 		return nil
 	}
-	th, gr, grStart, err := e.reasoning(job, ids, gr, grStart, reason, answer)
+	th, gr, grStart, err := e.reasoning(sl.gen, job, ids, gr, grStart, reason, answer)
 	if err != nil {
 		return out, err
 	}
 	var checkpoint int
 	if e.prefixes != nil {
-		if toks := e.prefixes.Restore(e.state, ids, e.gen.Tokens()); toks != nil {
-			e.gen.Adopt(toks)
+		e.prefixMu.Lock()
+		if toks := e.prefixes.Restore(sl.state, ids, sl.gen.Tokens()); toks != nil {
+			sl.gen.Adopt(toks)
 		}
 		// Caches that cannot be rewound (sliding windows, recurrent
 		// states) are also kept where this prompt parts from a kept one.
-		checkpoint = e.prefixes.Checkpoint(e.state, ids, e.gen.Tokens())
+		checkpoint = e.prefixes.Checkpoint(sl.state, ids, sl.gen.Tokens())
+		e.prefixMu.Unlock()
 	}
-	res, err := e.gen.Generate(ctx, ids, inference.GenerateOptions{
+	res, err := sl.gen.Generate(ctx, ids, inference.GenerateOptions{
 		Checkpoint:   checkpoint,
-		OnCheckpoint: e.keepPrefix(ids[:checkpoint]),
+		OnCheckpoint: e.keepPrefix(sl, ids[:checkpoint]),
 		MaxTokens:    job.MaxTokens,
 		Sampling:     samplerParams(job.Sampling),
 		OnProgress:   job.Progress,
 		ReusePrefix:  true,
-		OnPrefilled:  e.keepPrefix(ids),
+		OnPrefilled:  e.keepPrefix(sl, ids),
 		Grammar:      gr,
 		GrammarStart: grStart,
 		Force:        th.force,
@@ -286,7 +392,7 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 // it. A constraint that starts in the
 // answer (start: tool calls in "auto" mode) looks for its start in the
 // answer only.
-func (e *llm) reasoning(job Job, ids []int32, gr *grammar.Grammar, start func([]byte) int,
+func (e *llm) reasoning(gen *inference.Generator, job Job, ids []int32, gr *grammar.Grammar, start func([]byte) int,
 	reason, answer func([]byte) error) (*thinkRun, *grammar.Grammar, func([]byte) int, error) {
 	opened := promptOpensThinking(e.model.Tokenizer, ids)
 	th := &thinkRun{tokens: e.think, think: job.Think}
@@ -307,7 +413,7 @@ func (e *llm) reasoning(job Job, ids []int32, gr *grammar.Grammar, start func([]
 	case start != nil:
 		start = th.answerStart(start)
 	case opened || job.Think && e.think.own:
-		cost, err := e.gen.GrammarCost(gr)
+		cost, err := gen.GrammarCost(gr)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -327,13 +433,17 @@ func (e *llm) reasoning(job Job, ids []int32, gr *grammar.Grammar, start func([]
 }
 
 // keepPrefix returns the OnPrefilled hook that keeps the caches of the
-// prompt ids in the prefix cache, once the state holds exactly them (nil
-// without a prefix cache).
-func (e *llm) keepPrefix(ids []int32) func() {
+// prompt ids in the prefix cache, once slot sl's state holds exactly them
+// (nil without a prefix cache). The lock is held for the copy only.
+func (e *llm) keepPrefix(sl *slot, ids []int32) func() {
 	if e.prefixes == nil {
 		return nil
 	}
-	return func() { e.prefixes.Store(e.state, ids) }
+	return func() {
+		e.prefixMu.Lock()
+		defer e.prefixMu.Unlock()
+		e.prefixes.Store(sl.state, ids)
+	}
 }
 
 // weightsOf counts a model file's weights and names the type most of them

@@ -61,6 +61,9 @@ type MemoryBudget struct {
 	// 0 when unknown. It can be lower than Limit when other programs use the
 	// memory the cgroup would allow us.
 	Available uint64
+	// Total is MemTotal from /proc/meminfo, the machine's RAM, or 0 when
+	// unknown (AutoSlots tells a Pi-class board by it).
+	Total uint64
 }
 
 // MemoryBudget reads the cgroup memory limit of this process (cgroup v2, v1
@@ -69,7 +72,7 @@ func (s System) MemoryBudget() (MemoryBudget, error) {
 	total, avail, memErr := s.meminfo()
 	var b MemoryBudget
 	if memErr == nil {
-		b.Available = avail
+		b.Available, b.Total = avail, total
 	}
 	limit, source, err := s.cgroupLimit()
 	if err != nil {
@@ -352,21 +355,40 @@ type PlanInput struct {
 	Budget uint64
 	// ModelBytes is the size of the model file, which is memory-mapped.
 	ModelBytes uint64
-	// Context is the configured context length in tokens.
+	// Context is the configured context length in tokens (of each slot).
 	Context int
-	// KVBytesPerToken and KVBytesFixed give the layers' caches at the
-	// context: Context × KVBytesPerToken + KVBytesFixed (ModelInfo.CacheBytes).
+	// KVBytesPerToken and KVBytesFixed give the layers' caches of one slot
+	// at the context: Context × KVBytesPerToken + KVBytesFixed
+	// (ModelInfo.CacheBytes).
 	KVBytesPerToken, KVBytesFixed uint64
 	// Overhead is the fixed memory besides model and KV cache: the Go
 	// runtime, activations, scratch buffers, the MQTT client.
 	Overhead uint64
+	// Slots is how many jobs run at once (queue.slots), each with its own
+	// caches; 0 picks the most that fit, at most MaxAutoSlots (AutoSlots).
+	Slots int
+	// SlotBytes is what each slot beyond the first needs besides its
+	// caches: its State's buffers (ModelInfo.StateBytes; the first slot's
+	// are in Overhead).
+	SlotBytes uint64
+	// MaxAutoSlots caps the slots picked when Slots is 0 (AutoSlots gives
+	// it for the machine); 0 means 1.
+	MaxAutoSlots int
 }
 
 // MemoryPlan is how the daemon will use its memory budget.
 type MemoryPlan struct {
-	// Budget, KVBytes, Overhead and ModelBytes restate the inputs; KVBytes is
-	// Context × KVBytesPerToken + KVBytesFixed.
-	Budget, KVBytes, Overhead, ModelBytes uint64
+	// Budget, Overhead and ModelBytes restate the inputs; KVBytes is the
+	// caches of every slot, Slots × (Context × KVBytesPerToken +
+	// KVBytesFixed), and SlotBytes the further slots' buffers,
+	// (Slots−1) × SlotBytes.
+	Budget, KVBytes, Overhead, ModelBytes, SlotBytes uint64
+	// Slots is how many jobs run at once: the configured number, or the
+	// one picked for 0.
+	Slots int
+	// MaxSlots is the most slots whose caches fit the budget at the
+	// context (the model paging from disk if it must).
+	MaxSlots int
 	// HeapLimit is the soft limit for debug.SetMemoryLimit: the budget minus
 	// the model's pages when the model fits, otherwise just the KV cache and
 	// overhead (the model then shares what is left as page cache).
@@ -376,17 +398,40 @@ type MemoryPlan struct {
 	ModelResident bool
 	// Warning is set when the model does not fit and will page from disk.
 	Warning string
-	// MaxContext is the largest context whose KV cache fits the budget.
+	// MaxContext is the largest context whose KV caches (one per slot) fit
+	// the budget.
 	MaxContext int
 }
 
 // MiB is a mebibyte.
 const MiB = 1 << 20
 
-// Plan divides the budget between the KV cache, the fixed overhead and the
-// memory-mapped model. The KV cache and overhead must fit (an error says by
-// how much they do not, and which context would); the model may not fit, in
-// which case it pages from disk and the plan carries a warning.
+// GiB is a gibibyte.
+const GiB = 1 << 30
+
+// MaxSlots is the largest queue.slots.
+const MaxSlots = 64
+
+// AutoSlots is the most slots queue.slots 0 picks on a machine with cpus
+// CPUs available and total bytes of RAM (0: unknown, then budget stands in
+// for it): 4 on a Pi-class board (4 CPUs or fewer, or 8 GiB or less), else
+// 8.
+func AutoSlots(cpus int, total, budget uint64) int {
+	if total == 0 {
+		total = budget
+	}
+	if cpus <= 4 || total <= 8*GiB {
+		return 4
+	}
+	return 8
+}
+
+// Plan divides the budget between the slots' KV caches, the fixed overhead
+// and the memory-mapped model. The KV caches and overhead must fit (an error
+// says by how much they do not, and which context or how many slots would);
+// the model may not fit, in which case it pages from disk and the plan
+// carries a warning. With Slots 0 it picks the most slots, up to
+// MaxAutoSlots, that leave the model resident, and at least one.
 func Plan(in PlanInput) (MemoryPlan, error) {
 	if in.Budget == 0 {
 		return MemoryPlan{}, errors.New("daemon: memory: the memory budget is 0")
@@ -394,35 +439,68 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 	if in.Context <= 0 || in.KVBytesPerToken == 0 && in.KVBytesFixed == 0 {
 		return MemoryPlan{}, fmt.Errorf("daemon: memory: need a positive context and KV size, got %d and %d per token + %d", in.Context, in.KVBytesPerToken, in.KVBytesFixed)
 	}
+	if in.Slots < 0 {
+		return MemoryPlan{}, fmt.Errorf("daemon: memory: %d slots", in.Slots)
+	}
+	slotKV := uint64(in.Context)*in.KVBytesPerToken + in.KVBytesFixed
 	p := MemoryPlan{
 		Budget:     in.Budget,
 		Overhead:   in.Overhead,
 		ModelBytes: in.ModelBytes,
-		KVBytes:    uint64(in.Context)*in.KVBytesPerToken + in.KVBytesFixed,
 	}
 	if in.Overhead >= in.Budget {
 		return p, fmt.Errorf("daemon: memory: the fixed overhead of %s leaves nothing of the %s budget for the KV cache",
 			formatMiB(in.Overhead), formatMiB(in.Budget))
 	}
 	left := in.Budget - in.Overhead
+	// need is the memory of n slots beside the overhead.
+	need := func(n int) uint64 { return uint64(n)*slotKV + uint64(max(n-1, 0))*in.SlotBytes }
+	// fits counts the slots (up to limit) whose memory is at most room.
+	fits := func(room uint64, limit int) int {
+		n := 0
+		for n < limit && need(n+1) <= room {
+			n++
+		}
+		return n
+	}
+	p.MaxSlots = fits(left, MaxSlots)
+	p.Slots = in.Slots
+	if p.Slots == 0 {
+		auto := max(in.MaxAutoSlots, 1)
+		p.Slots = 1
+		if left > in.ModelBytes {
+			p.Slots = max(fits(left-in.ModelBytes, auto), 1)
+		}
+	}
+	p.KVBytes = uint64(p.Slots) * slotKV
+	p.SlotBytes = uint64(p.Slots-1) * in.SlotBytes
+	perSlot := left / uint64(p.Slots)
+	if p.SlotBytes <= left {
+		perSlot = (left - p.SlotBytes) / uint64(p.Slots)
+	}
 	switch {
-	case left < in.KVBytesFixed:
+	case p.SlotBytes > left || perSlot < in.KVBytesFixed:
 	case in.KVBytesPerToken == 0: // only rings and convolution states: any context
 		p.MaxContext = math.MaxInt32
 	default:
-		p.MaxContext = int(min((left-in.KVBytesFixed)/in.KVBytesPerToken, math.MaxInt32))
+		p.MaxContext = int(min((perSlot-in.KVBytesFixed)/in.KVBytesPerToken, math.MaxInt32))
 	}
-	if p.KVBytes > left {
+	if used := p.KVBytes + p.SlotBytes; used > left {
+		if p.Slots > 1 && p.MaxSlots >= 1 {
+			return p, fmt.Errorf("daemon: memory: queue.slots %d at context %d needs %s of KV cache and buffers, budget leaves %s (budget %s minus %s overhead); "+
+				"slots that fit at this context: %d; context that fits %d slots: %d; lower queue.slots (0: as many as fit) or model.context, or raise the memory limit",
+				p.Slots, in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxSlots, p.Slots, p.MaxContext)
+		}
 		return p, fmt.Errorf("daemon: memory: context %d needs %s of KV cache, budget leaves %s (budget %s minus %s overhead); "+
 			"the largest context that fits is %d: lower model.context or raise the memory limit",
-			in.Context, formatMiB(p.KVBytes), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxContext)
+			in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxContext)
 	}
-	rest := left - p.KVBytes
+	rest := left - p.KVBytes - p.SlotBytes
 	p.ModelResident = in.ModelBytes <= rest
 	if p.ModelResident {
 		p.HeapLimit = clampInt64(in.Budget - in.ModelBytes)
 	} else {
-		p.HeapLimit = clampInt64(p.KVBytes + in.Overhead)
+		p.HeapLimit = clampInt64(p.KVBytes + p.SlotBytes + in.Overhead)
 		p.Warning = fmt.Sprintf("the model file (%s) is larger than the %s the budget leaves beside the KV cache and overhead; "+
 			"it will page from disk and generation will be slow", formatMiB(in.ModelBytes), formatMiB(rest))
 	}

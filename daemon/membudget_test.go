@@ -198,8 +198,8 @@ func TestMemoryBudget(t *testing.T) {
 					t.Errorf("Source %q lacks %q", b.Source, s)
 				}
 			}
-			if b.Available != 2097152*1024 {
-				t.Errorf("Available = %d", b.Available)
+			if b.Available != 2097152*1024 || b.Total != 3884532*1024 {
+				t.Errorf("Available = %d, Total = %d", b.Available, b.Total)
 			}
 		})
 	}
@@ -347,4 +347,115 @@ func TestPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestAutoSlots(t *testing.T) {
+	for _, c := range []struct {
+		cpus          int
+		total, budget uint64
+		want          int
+	}{
+		{4, 16 * GiB, 16 * GiB, 4}, // a Pi 5 with 16 GiB: 4 CPUs
+		{8, 8 * GiB, 8 * GiB, 4},   // 8 GiB of RAM
+		{8, 16 * GiB, 2 * GiB, 8},  // a big machine; the budget limits by memory, not here
+		{16, 0, 4 * GiB, 4},        // RAM unknown: the budget stands in
+		{16, 0, 32 * GiB, 8},
+	} {
+		if got := AutoSlots(c.cpus, c.total, c.budget); got != c.want {
+			t.Errorf("AutoSlots(%d, %s, %s) = %d, want %d", c.cpus, formatMiB(c.total), formatMiB(c.budget), got, c.want)
+		}
+	}
+	// What MemoryBudget reads of a board with 4 GiB of RAM makes it
+	// Pi-class whatever its CPUs.
+	b, err := fakeSystem(t, map[string]string{"proc/meminfo": meminfo4G}).MemoryBudget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := AutoSlots(16, b.Total, b.Limit); got != 4 {
+		t.Errorf("a 4 GiB board: %d slots", got)
+	}
+}
+
+func TestPlanSlots(t *testing.T) {
+	kv := uint64(22 * 256 * 2 * 2) // TinyLlama-1.1B, FP16: 44 MiB per slot at 2048
+	in := func(budget uint64, slots, auto int) PlanInput {
+		return PlanInput{Budget: budget, Overhead: 64 * MiB, ModelBytes: 600 * MiB, Context: 2048, KVBytesPerToken: kv,
+			Slots: slots, MaxAutoSlots: auto}
+	}
+
+	t.Run("auto takes the cap when memory allows", func(t *testing.T) {
+		for _, auto := range []int{4, 8} {
+			p, err := Plan(in(4*GiB, 0, auto))
+			if err != nil || p.Slots != auto || p.KVBytes != uint64(auto)*44*MiB || !p.ModelResident {
+				t.Errorf("cap %d: plan %+v, %v", auto, p, err)
+			}
+		}
+	})
+
+	t.Run("auto keeps the model resident", func(t *testing.T) {
+		budget := uint64(64*MiB + 600*MiB + 3*44*MiB)
+		p, err := Plan(in(budget, 0, 8))
+		if err != nil || p.Slots != 3 || !p.ModelResident || p.Warning != "" || p.HeapLimit != int64(budget-600*MiB) {
+			t.Errorf("plan %+v, %v", p, err)
+		}
+		if p.MaxSlots != int((budget-64*MiB)/(44*MiB)) {
+			t.Errorf("MaxSlots = %d", p.MaxSlots)
+		}
+		p, err = Plan(in(budget-1, 0, 8))
+		if err != nil || p.Slots != 2 {
+			t.Errorf("one byte short: plan %+v, %v", p, err)
+		}
+	})
+
+	t.Run("auto counts the further slots' buffers", func(t *testing.T) {
+		pi := in(64*MiB+600*MiB+3*44*MiB+2*10*MiB, 0, 8)
+		pi.SlotBytes = 10 * MiB
+		p, err := Plan(pi)
+		if err != nil || p.Slots != 3 || p.SlotBytes != 20*MiB || !p.ModelResident {
+			t.Errorf("plan %+v, %v", p, err)
+		}
+		pi.Budget--
+		if p, err := Plan(pi); err != nil || p.Slots != 2 {
+			t.Errorf("one byte short: plan %+v, %v", p, err)
+		}
+	})
+
+	t.Run("auto gives one slot when the model cannot stay resident", func(t *testing.T) {
+		p, err := Plan(in(64*MiB+44*MiB+100*MiB, 0, 4))
+		if err != nil || p.Slots != 1 || p.ModelResident || p.Warning == "" {
+			t.Errorf("plan %+v, %v", p, err)
+		}
+		if _, err := Plan(in(64*MiB+44*MiB-1, 0, 4)); err == nil || !strings.Contains(err.Error(), "context 2048 needs 44 MiB") {
+			t.Errorf("not even one slot: %v", err)
+		}
+	})
+
+	t.Run("explicit slots that fit", func(t *testing.T) {
+		// Two slots fit beside the overhead; the model then pages, as a
+		// context that leaves it no room does.
+		p, err := Plan(in(64*MiB+2*44*MiB+100*MiB, 2, 4))
+		if err != nil || p.Slots != 2 || p.KVBytes != 88*MiB || p.ModelResident || p.Warning == "" {
+			t.Errorf("plan %+v, %v", p, err)
+		}
+		if p.MaxContext != int((2*44*MiB+100*MiB)/2/kv) {
+			t.Errorf("MaxContext = %d", p.MaxContext)
+		}
+	})
+
+	t.Run("explicit slots that do not fit", func(t *testing.T) {
+		_, err := Plan(in(64*MiB+3*44*MiB, 4, 4))
+		if err == nil {
+			t.Fatal("no error")
+		}
+		for _, want := range []string{
+			"queue.slots 4 at context 2048 needs 176 MiB of KV cache and buffers, budget leaves 132 MiB",
+			"slots that fit at this context: 3",
+			"context that fits 4 slots: 1536",
+			"lower queue.slots (0: as many as fit) or model.context",
+		} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+	})
 }

@@ -153,7 +153,7 @@ func (s *server) handleRequest(ctx context.Context, cfg *Config, t mqtt.Topics, 
 }
 
 // handleCancel cancels the jobs a cancel message names: a queued one is
-// answered cancelled at once, the running one by the worker.
+// answered cancelled at once, a running one by its worker.
 func (s *server) handleCancel(t mqtt.Topics, m mqtt.Message) {
 	defer m.Ack()
 	id, err := mqtt.ParseCancel(m.Payload)
@@ -162,10 +162,17 @@ func (s *server) handleCancel(t mqtt.Topics, m mqtt.Message) {
 		return
 	}
 	if id == mqtt.CancelRunning {
-		if id = s.queue.Running(); id == "" {
+		// Every running job (with several slots, all of them).
+		ids := s.queue.RunningIDs()
+		if len(ids) == 0 {
 			s.log.Info("cancel: no job is running")
 			return
 		}
+		for _, id := range ids {
+			s.queue.Cancel(id, ErrCancelled)
+			s.log.Info("cancelling the running job", "id", id)
+		}
+		return
 	}
 	removed, running := s.queue.Cancel(id, ErrCancelled)
 	if !running && len(removed) == 0 {

@@ -139,51 +139,55 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	}
 }
 
-// Heartbeat tracks the worker's progress for the watchdog. The worker calls
+// Heartbeat tracks the workers' progress for the watchdog. A worker calls
 // Start when a job begins, Beat whenever it makes progress (a token decoded,
-// a prefill chunk done) and Done when the job ends. An idle worker is
-// healthy; a busy one is healthy while its beats advance between checks.
-// Its methods are safe for concurrent use.
+// a prefill chunk done) and Done when the job ends; several jobs may run at
+// once, each between its own Start and Done. Idle workers are healthy; busy
+// ones are healthy while the beats of any of their jobs advance between
+// checks. Its methods are safe for concurrent use.
 type Heartbeat struct {
 	// Grace is how many consecutive checks may find a busy worker without
 	// progress before it counts as wedged. Set it before use.
 	Grace int
 
 	beats atomic.Uint64
-	busy  atomic.Bool
+	busy  atomic.Int64 // jobs between Start and Done
 
 	mu     sync.Mutex // guards seen and stalls, which only Healthy uses
 	seen   uint64
 	stalls int
 }
 
-// Start marks the worker busy with a new job (which counts as progress).
+// Start marks a new job busy (which counts as progress).
 func (h *Heartbeat) Start() {
 	h.beats.Add(1)
-	h.busy.Store(true)
+	h.busy.Add(1)
 }
 
 // Beat records progress.
 func (h *Heartbeat) Beat() { h.beats.Add(1) }
 
-// Done marks the worker idle.
+// Done marks a job of Start's ended; with none left the workers are idle.
 func (h *Heartbeat) Done() {
 	h.beats.Add(1)
-	h.busy.Store(false)
+	h.busy.Add(-1)
 }
+
+// Busy is the number of jobs between Start and Done.
+func (h *Heartbeat) Busy() int { return int(h.busy.Load()) }
 
 // Beats returns how many times progress was recorded.
 func (h *Heartbeat) Beats() uint64 { return h.beats.Load() }
 
-// Healthy is the watchdog's progress check: true when the worker is idle or
-// has made progress since the previous call, or has been stalled for at most
+// Healthy is the watchdog's progress check: true when the workers are idle
+// or any job has made progress since the previous call, or has been stalled for at most
 // Grace consecutive calls. It keeps state between calls, so exactly one
 // watchdog loop should call it.
 func (h *Heartbeat) Healthy() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	b := h.beats.Load()
-	if !h.busy.Load() || b != h.seen {
+	if h.busy.Load() <= 0 || b != h.seen {
 		h.seen, h.stalls = b, 0
 		return true
 	}

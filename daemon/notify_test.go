@@ -232,3 +232,32 @@ func TestHeartbeatGraceZero(t *testing.T) {
 		t.Errorf("Beats() = %d, want 2", hb.Beats())
 	}
 }
+
+// Jobs that run at once share the heartbeat: the workers are busy until the
+// last one ends, and healthy while any of them makes progress.
+func TestHeartbeatConcurrentJobs(t *testing.T) {
+	hb := &Heartbeat{}
+	hb.Start()
+	hb.Start()
+	if !hb.Healthy() || hb.Busy() != 2 {
+		t.Fatalf("two jobs started: busy %d", hb.Busy())
+	}
+	if hb.Healthy() {
+		t.Fatal("two jobs without progress judged healthy with Grace 0")
+	}
+	hb.Beat() // one of them decodes a token
+	if !hb.Healthy() {
+		t.Fatal("one job's progress did not count")
+	}
+	hb.Done() // one ends; the other is still busy
+	if !hb.Healthy() || hb.Busy() != 1 {
+		t.Fatalf("an ending job is progress: busy %d", hb.Busy())
+	}
+	if hb.Healthy() {
+		t.Fatal("the job left without progress judged healthy")
+	}
+	hb.Done()
+	if !hb.Healthy() || !hb.Healthy() || hb.Busy() != 0 {
+		t.Fatal("idle workers unhealthy")
+	}
+}

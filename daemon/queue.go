@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,15 +37,16 @@ type Entry struct {
 	stop   context.CancelFunc      // releases the deadline timer
 }
 
-// Queue is the bounded FIFO in front of the single inference worker. It
-// knows the running job too, so that a cancel finds a job wherever it is and
-// a redelivered request is never run twice at once. Several jobs may share a
-// request id (a new request may reuse one). It is safe for concurrent use.
+// Queue is the bounded FIFO in front of the inference workers. It knows the
+// running jobs too (one per slot), so that a cancel finds a job wherever it
+// is and a redelivered request is never run twice at once. Several jobs may
+// share a request id (a new request may reuse one). It is safe for
+// concurrent use.
 type Queue struct {
 	mu      sync.Mutex
 	size    int
 	waiting []*Entry
-	running *Entry
+	running []*Entry // oldest first
 	wake    chan struct{}
 	changed func() // called (without the lock) after every change
 }
@@ -63,11 +65,13 @@ func (q *Queue) SetSize(size int) {
 	q.mu.Unlock()
 }
 
-// holds reports whether the running or a waiting job came from delivery d.
+// holds reports whether a running or a waiting job came from delivery d.
 // Call with q.mu held.
 func (q *Queue) holds(d Delivery) bool {
-	if q.running != nil && q.running.Delivery == d {
-		return true
+	for _, r := range q.running {
+		if r.Delivery == d {
+			return true
+		}
 	}
 	for _, w := range q.waiting {
 		if w.Delivery == d {
@@ -124,7 +128,7 @@ func (q *Queue) Next(ctx context.Context) (*Entry, context.Context, error) {
 			jobCtx, stop := context.WithDeadline(causeCtx, e.Deadline)
 			e.cancel = cancel
 			e.stop = stop
-			q.running = e
+			q.running = append(q.running, e)
 			q.mu.Unlock()
 			q.notify()
 			return e, jobCtx, nil
@@ -141,8 +145,8 @@ func (q *Queue) Next(ctx context.Context) (*Entry, context.Context, error) {
 // Finish marks the running job e done.
 func (q *Queue) Finish(e *Entry) {
 	q.mu.Lock()
-	if q.running == e {
-		q.running = nil
+	if i := slices.Index(q.running, e); i >= 0 {
+		q.running = slices.Delete(q.running, i, i+1)
 	}
 	if e.cancel != nil {
 		e.stop()
@@ -161,14 +165,17 @@ var ErrCancelled = errors.New("cancelled by request")
 var ErrShutdown = errors.New("the daemon is stopping")
 
 // Cancel cancels every job with the given id, with cause as the running
-// job's context cause. Queued jobs are removed and returned (the caller
+// jobs' context cause. Queued jobs are removed and returned (the caller
 // answers them through their Responder); a running job's context is
-// cancelled (the worker answers it) and running is true.
+// cancelled (its worker answers it) and running is true. Other running jobs
+// go on.
 func (q *Queue) Cancel(id string, cause error) (removed []*Entry, running bool) {
 	q.mu.Lock()
-	if e := q.running; e != nil && e.Job.ID == id {
-		e.cancel(cause)
-		running = true
+	for _, e := range q.running {
+		if e.Job.ID == id {
+			e.cancel(cause)
+			running = true
+		}
 	}
 	kept := q.waiting[:0]
 	for _, w := range q.waiting {
@@ -187,17 +194,36 @@ func (q *Queue) Cancel(id string, cause error) (removed []*Entry, running bool) 
 	return removed, running
 }
 
-// Running returns the id of the running job, or "".
-func (q *Queue) Running() string {
+// RunningIDs returns the ids of the running jobs, oldest first.
+func (q *Queue) RunningIDs() []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.running == nil {
-		return ""
+	ids := make([]string, len(q.running))
+	for i, e := range q.running {
+		ids[i] = e.Job.ID
 	}
-	return q.running.Job.ID
+	return ids
 }
 
-// Depth is the number of waiting jobs (not counting the running one).
+// Active is the number of running jobs.
+func (q *Queue) Active() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.running)
+}
+
+// CancelRunning cancels every running job with cause (the shutdown's
+// ErrShutdown) and returns how many there were.
+func (q *Queue) CancelRunning(cause error) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, e := range q.running {
+		e.cancel(cause)
+	}
+	return len(q.running)
+}
+
+// Depth is the number of waiting jobs (not counting the running ones).
 func (q *Queue) Depth() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -11,7 +11,7 @@ import (
 // reload applies the configuration file again (SIGHUP): sampling defaults,
 // limits, queue size, status interval and topics at once, without dropping
 // the broker session; a changed model.path, context, threads or chat
-// template reloads the model once the running job is done. A file with
+// template, kv_type or queue.slots reloads the model once no job runs. A file with
 // errors is reported and the running configuration stays.
 func (s *server) reload(ctx context.Context) {
 	s.notify.Reloading()
@@ -63,12 +63,12 @@ func (s *server) reload(ctx context.Context) {
 
 	if old.Model.Path == cfg.Model.Path && old.Model.Context == cfg.Model.Context &&
 		old.Model.Threads == cfg.Model.Threads && old.Model.ChatTemplate == cfg.Model.ChatTemplate &&
-		old.Model.KVType == cfg.Model.KVType {
+		old.Model.KVType == cfg.Model.KVType && old.Queue.Slots == cfg.Queue.Slots {
 		ready()
 		s.kickStatus()
 		return
 	}
-	s.log.Info("reload: the model settings changed; reloading the model after the running job", "path", cfg.Model.Path)
+	s.log.Info("reload: the model settings changed; reloading the model once no job runs", "path", cfg.Model.Path)
 	select {
 	case s.modelKick <- struct{}{}:
 	default:
@@ -88,7 +88,7 @@ func (s *server) reload(ctx context.Context) {
 }
 
 func (s *server) idleOrBusy() string {
-	if s.queue.Running() != "" {
+	if s.queue.Active() > 0 {
 		return mqtt.StateBusy
 	}
 	return mqtt.StateIdle
@@ -139,8 +139,8 @@ func (s *server) retopic(ctx context.Context, old, cfg *Config, t mqtt.Topics) {
 }
 
 // reloadModel replaces the engine with one for the current configuration;
-// it runs on the worker goroutine between jobs. When the new model cannot be
-// loaded the previous configuration's model is loaded again.
+// it runs on the worker goroutine while no job runs. When the new model
+// cannot be loaded the previous configuration's model is loaded again.
 func (s *server) reloadModel(ctx context.Context) error {
 	cfg, prev := s.config(), s.loaded
 	s.engine.Close()

@@ -41,8 +41,12 @@ func Check(path string) (string, error) {
 	if err := cfg.CheckFiles(); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s: OK (model %s, context %d, broker %s, topics %s/%s/…)",
-		path, cfg.Model.Path, cfg.Model.Context, cfg.MQTT.Broker, cfg.MQTT.BaseTopic, cfg.MQTT.NodeID), nil
+	slots := "auto (what the memory budget holds)"
+	if cfg.Queue.Slots > 0 {
+		slots = fmt.Sprint(cfg.Queue.Slots)
+	}
+	return fmt.Sprintf("%s: OK (model %s, context %d, slots %s, broker %s, topics %s/%s/…)",
+		path, cfg.Model.Path, cfg.Model.Context, slots, cfg.MQTT.Broker, cfg.MQTT.BaseTopic, cfg.MQTT.NodeID), nil
 }
 
 // NewLogger returns the daemon's logger on stderr: text lines, without

@@ -673,26 +673,37 @@ func TestServeEmbeddedBroker(t *testing.T) {
 
 // With cache.persist the prompt cache survives a restart: the first request
 // after it reuses the prefix of the last one before it.
+// The prompt cache file survives a restart, with one slot or several (it is
+// saved from the slot used last and loaded into the first).
 func TestServePersistsPromptCache(t *testing.T) {
-	b := mqtttest.Start(t, mqtttest.Options{})
-	dir := t.TempDir()
-	path := writeConfig(t, dir, b, nil)
-	long := `{"id":"%s","system":"` + strings.Repeat("You run the lights of a large house. ", 6) + `","prompt":"Kitchen?","max_tokens":4,"temperature":0}`
-	c := newClient(t, b, "t-persist", "edgellm/pi1/response/#")
-	d := startServe(t, b, path, Options{})
-	c.publish(reqTopic, fmt.Sprintf(long, "p1"))
-	first := c.final("p1")
-	if err := d.stop(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "state", PromptCacheFile)); err != nil {
-		t.Fatalf("no prompt cache saved: %v", err)
-	}
-	startServe(t, b, path, Options{})
-	c.publish(reqTopic, fmt.Sprintf(long, "p2"))
-	again := c.final("p2")
-	if first.Usage.CachedTokens != 0 || again.Usage.CachedTokens != again.Usage.PromptTokens-1 || again.Text != first.Text {
-		t.Fatalf("before the restart %+v %q, after %+v %q", first.Usage, first.Text, again.Usage, again.Text)
+	for _, slots := range []int{1, 2} {
+		t.Run(fmt.Sprint(slots, " slots"), func(t *testing.T) {
+			b := mqtttest.Start(t, mqtttest.Options{})
+			dir := t.TempDir()
+			path := writeConfig(t, dir, b, map[string]any{"queue.slots": slots})
+			long := `{"id":"%s","system":"` + strings.Repeat("You run the lights of a large house. ", 6) + `","prompt":"Kitchen?","max_tokens":4,"temperature":0}`
+			c := newClient(t, b, "t-persist", "edgellm/pi1/response/#")
+			d := startServe(t, b, path, Options{})
+			// With two slots, a job before the one to keep leaves the
+			// other slot holding tokens too.
+			c.publish(reqTopic, `{"id":"p0","prompt":"Something else entirely","max_tokens":4,"temperature":0}`)
+			c.final("p0")
+			c.publish(reqTopic, fmt.Sprintf(long, "p1"))
+			first := c.final("p1")
+			if err := d.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "state", PromptCacheFile)); err != nil {
+				t.Fatalf("no prompt cache saved: %v", err)
+			}
+			startServe(t, b, path, Options{})
+			c.publish(reqTopic, fmt.Sprintf(long, "p2"))
+			again := c.final("p2")
+			// p0 shares the template's first tokens at most.
+			if first.Usage.CachedTokens > 8 || again.Usage.CachedTokens != again.Usage.PromptTokens-1 || again.Text != first.Text {
+				t.Fatalf("before the restart %+v %q, after %+v %q", first.Usage, first.Text, again.Usage, again.Text)
+			}
+		})
 	}
 }
 

@@ -52,6 +52,10 @@ func writeConfig(t testing.TB, dir string, b *mqtttest.Broker, set map[string]an
 		// penalty, reaches EOS after a few hundred tokens; without it, it
 		// runs past 1000, and the tests of long jobs need jobs that run.
 		"sampling.repeat_penalty": 1,
+		// One job at a time unless a test says otherwise: the tests of
+		// queueing (busy, a cancel of a waiting job, redeliveries) need
+		// jobs that wait.
+		"queue.slots": 1,
 	}
 	for k, v := range set {
 		keys[k] = v

@@ -79,7 +79,8 @@ type server struct {
 	client *mqtt.Client
 
 	embedded *broker.Broker // the built-in broker, when mqtt.broker is embedded
-	engine   Engine         // owned by the worker goroutine after start
+	engine   Engine         // replaced by the worker goroutine when no job runs
+	slots    atomic.Int64   // jobs the engine runs at once (its Model().Slots, ≥ 1)
 	model    atomic.Value   // ModelInfo of the engine, for other goroutines
 	loaded   *Config        // the configuration the engine was loaded with
 	fatal    chan error     // the worker cannot go on
@@ -210,7 +211,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if err := s.notify.Ready(); err != nil {
 		s.log.Warn("sd_notify READY failed", "err", err)
 	}
-	s.log.Info("ready", "model", s.engine.Model().Name, "node", s.topics.Node, "request_topic", s.topics.Request())
+	s.log.Info("ready", "model", s.engine.Model().Name, "slots", s.engineSlots(), "node", s.topics.Node, "request_topic", s.topics.Request())
 
 	var wg sync.WaitGroup
 	workCtx, stopWork := context.WithCancel(context.Background())
@@ -225,10 +226,10 @@ func Serve(ctx context.Context, opts Options) error {
 
 	fatal := s.loop(ctx)
 
-	// Shutdown: stop taking requests, let the running job finish or cancel it.
+	// Shutdown: stop taking requests, let the running jobs finish or cancel them.
 	s.setState(mqtt.StateStopping)
 	s.notify.Stopping()
-	s.log.Info("stopping", "running", s.queue.Running(), "queued", s.queue.Depth())
+	s.log.Info("stopping", "running", s.queue.RunningIDs(), "queued", s.queue.Depth())
 	s.stopping.Store(true)
 	httpDone := make(chan struct{})
 	go func() {
@@ -251,14 +252,12 @@ func Serve(ctx context.Context, opts Options) error {
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	stopWork() // the worker ends after its current job
+	stopWork() // the worker ends after its running jobs
 	select {
 	case <-done:
 	case <-time.After(s.opts.StopTimeout):
-		s.log.Warn("the running job did not finish in time; cancelling it", "timeout", s.opts.StopTimeout)
-		if id := s.queue.Running(); id != "" {
-			s.queue.Cancel(id, ErrShutdown)
-		}
+		s.log.Warn("the running jobs did not finish in time; cancelling them", "timeout", s.opts.StopTimeout)
+		s.queue.CancelRunning(ErrShutdown)
 		<-done
 	}
 	<-httpDone
@@ -287,12 +286,14 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Threads:       cfg.Model.Threads,
 		ChatTemplate:  cfg.Model.ChatTemplate,
 		KVType:        cfg.Model.KVType,
+		Slots:         cfg.Queue.Slots,
+		PlannedSlots:  func() int { return plan.Slots },
 		TemplateProbe: s.opts.TemplateProbe,
 		CacheFile:     s.promptCacheFile(cfg),
 		PrefixCacheBytes: func() int64 {
-			// Half of what the budget leaves beside the model, the KV cache
-			// and the overhead, at most 512 MiB.
-			left := int64(plan.Budget) - int64(plan.Overhead) - int64(plan.KVBytes)
+			// Half of what the budget leaves beside the model, the slots'
+			// KV caches and buffers and the overhead, at most 512 MiB.
+			left := int64(plan.Budget) - int64(plan.Overhead) - int64(plan.KVBytes) - int64(plan.SlotBytes)
 			if plan.ModelResident {
 				left -= int64(plan.ModelBytes)
 			}
@@ -302,7 +303,8 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Check: func(m ModelInfo) error {
 			var err error
 			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, Context: cfg.Model.Context,
-				KVBytesPerToken: m.CacheBytesPerToken, KVBytesFixed: m.CacheBytesFixed, Overhead: overheadBytes})
+				KVBytesPerToken: m.CacheBytesPerToken, KVBytesFixed: m.CacheBytesFixed, Overhead: overheadBytes,
+				Slots: cfg.Queue.Slots, SlotBytes: m.StateBytes, MaxAutoSlots: AutoSlots(availableCPUs(), s.budget.Total, s.budget.Limit)})
 			if err != nil {
 				return fmt.Errorf("%w (budget from %s)", err, s.budget.Source)
 			}
@@ -318,8 +320,10 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 	debug.SetMemoryLimit(plan.HeapLimit)
 	m := e.Model()
 	s.model.Store(m)
+	s.slots.Store(int64(max(m.Slots, 1)))
 	s.loaded = cfg
 	s.log.Info("model loaded", "model", m.Name, "path", m.Path, "context", cfg.Model.Context, "threads", cfg.Model.Threads,
+		"slots", s.engineSlots(), "slots_config", cfg.Queue.Slots, "max_slots", plan.MaxSlots,
 		"kv_type", m.KVType, "kv_cache_bytes", plan.KVBytes, "heap_limit", plan.HeapLimit, "model_resident", plan.ModelResident)
 	return e, nil
 }

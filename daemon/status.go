@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,13 +50,19 @@ func (s *server) statusLoop(ctx context.Context) {
 // status gathers the node's current status.
 func (s *server) status() mqtt.Status {
 	info, _ := s.model.Load().(ModelInfo)
+	state := s.state.Load().(string)
+	if state == mqtt.StateIdle || state == mqtt.StateBusy {
+		state = s.idleOrBusy() // busy while any job runs
+	}
 	st := mqtt.Status{
 		Model:           info.Name,
-		State:           s.state.Load().(string),
+		State:           state,
 		Version:         s.opts.Version,
 		Started:         s.start.UTC().Format(time.RFC3339),
 		UptimeS:         int64(time.Since(s.start).Seconds()),
 		QueueDepth:      s.queue.Depth(),
+		Slots:           int(s.slots.Load()),
+		ActiveSlots:     s.queue.Active(),
 		JobsOK:          s.jobsOK.Load(),
 		JobsFailed:      s.jobsFailed.Load(),
 		JobsCancelled:   s.jobsCancelled.Load(),
@@ -127,8 +134,8 @@ func (s *server) notifyStatus(st mqtt.Status) {
 	if st.DecodeTPS != nil {
 		tps = *st.DecodeTPS
 	}
-	s.notify.Status(fmt.Sprintf("%s; model %s; queue %d; %d ok, %d failed, %d cancelled; %.1f tok/s",
-		st.State, st.Model, st.QueueDepth, st.JobsOK, st.JobsFailed, st.JobsCancelled, tps))
+	s.notify.Status(fmt.Sprintf("%s; model %s; slots %d/%d; queue %d; %d ok, %d failed, %d cancelled; %.1f tok/s",
+		st.State, st.Model, st.ActiveSlots, st.Slots, st.QueueDepth, st.JobsOK, st.JobsFailed, st.JobsCancelled, tps))
 }
 
 // publishLastResponse publishes a final answer, retained, on the
@@ -146,7 +153,9 @@ func (s *server) publishLastResponse(ctx context.Context, f mqtt.Final) {
 }
 
 // decodeRates remembers the decoding of the jobs that finished within
-// mqtt.DecodeWindow, for the status's decode_tps.
+// mqtt.DecodeWindow, for the status's decode_tps: their tokens over the
+// time during which any of them decoded, so jobs decoding at once (slots)
+// add up to the node's aggregate rate.
 type decodeRates struct {
 	mu   sync.Mutex
 	jobs []decodedJob // oldest first
@@ -175,7 +184,8 @@ func (r *decodeRates) add(now time.Time, tokens int, tps float64) {
 }
 
 // rate is the tokens of the jobs that finished since now-DecodeWindow over
-// their decoding time; ok is false when none did.
+// the union of their decoding spans (a span ends when its job does); ok is
+// false when none did.
 func (r *decodeRates) rate(now time.Time) (tps float64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -184,15 +194,44 @@ func (r *decodeRates) rate(now time.Time) (tps float64, ok bool) {
 		i++
 	}
 	r.jobs = append(r.jobs[:0], r.jobs[i:]...)
-	var tokens, seconds float64
-	for _, j := range r.jobs {
+	var tokens float64
+	spans := make([]decodeSpan, len(r.jobs))
+	for i, j := range r.jobs {
 		tokens += j.tokens
-		seconds += j.seconds
+		spans[i] = decodeSpan{from: j.end.Add(-time.Duration(j.seconds * float64(time.Second))), to: j.end}
 	}
-	if seconds == 0 {
+	seconds := spanUnion(spans).Seconds()
+	if seconds <= 0 {
 		return 0, false
 	}
 	return tokens / seconds, true
+}
+
+// decodeSpan is when a job decoded.
+type decodeSpan struct{ from, to time.Time }
+
+// spanUnion is the time covered by any of spans (which it sorts).
+func spanUnion(spans []decodeSpan) time.Duration {
+	slices.SortFunc(spans, func(a, b decodeSpan) int { return a.from.Compare(b.from) })
+	var total time.Duration
+	var cur decodeSpan
+	for i, sp := range spans {
+		switch {
+		case i == 0:
+			cur = sp
+		case !sp.from.After(cur.to):
+			if sp.to.After(cur.to) {
+				cur.to = sp.to
+			}
+		default:
+			total += cur.to.Sub(cur.from)
+			cur = sp
+		}
+	}
+	if len(spans) > 0 {
+		total += cur.to.Sub(cur.from)
+	}
+	return total
 }
 
 // haDiscovery describes the node on topics t for Home Assistant, without

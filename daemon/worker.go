@@ -8,18 +8,59 @@ import (
 	"time"
 
 	"github.com/edgellm/edgellm/api"
-	"github.com/edgellm/edgellm/mqtt"
 )
 
-// worker runs queued jobs one at a time until workCtx is done, and reloads
-// the model between jobs when asked.
+// worker runs queued jobs, up to the engine's slots at once, each on a
+// goroutine of its own, until workCtx is done; then it waits for the running
+// ones. When asked to reload the model it takes no new job, waits until no
+// job runs, reloads, and goes on with the new engine's slots.
 func (s *server) worker(workCtx, serveCtx context.Context) {
+	// done receives a value per job that ended; active counts the jobs
+	// started and not yet reaped.
+	done := make(chan struct{}, MaxSlots)
+	active := 0
+	defer func() {
+		for ; active > 0; active-- {
+			<-done
+		}
+	}()
+	reload := func() {
+		for ; active > 0; active-- {
+			<-done
+		}
+		s.newEngine <- reloadResult{err: s.reloadModel(serveCtx)}
+	}
 	for {
+		for reaped := false; !reaped; {
+			select {
+			case <-done:
+				active--
+			default:
+				reaped = true
+			}
+		}
+		select {
+		case <-s.modelKick:
+			reload()
+			continue
+		default:
+		}
+		if active >= s.engineSlots() {
+			select {
+			case <-done:
+				active--
+			case <-s.modelKick:
+				reload()
+			case <-workCtx.Done():
+				return
+			}
+			continue
+		}
 		waitCtx, stopWait := context.WithCancel(workCtx)
 		go func() {
 			select {
 			case <-s.modelKick:
-				s.modelKick <- struct{}{} // put it back for the loop below
+				s.modelKick <- struct{}{} // put it back for the loop
 				stopWait()
 			case <-waitCtx.Done():
 			}
@@ -30,29 +71,27 @@ func (s *server) worker(workCtx, serveCtx context.Context) {
 			if workCtx.Err() != nil {
 				return
 			}
-			select {
-			case <-s.modelKick:
-				s.newEngine <- reloadResult{err: s.reloadModel(serveCtx)}
-			default:
-			}
-			continue
+			continue // a reload: the loop takes the kick
 		}
-		s.run(e, jobCtx)
-		s.queue.Finish(e)
+		active++
+		go func() {
+			defer func() { done <- struct{}{} }()
+			s.run(e, jobCtx)
+			s.queue.Finish(e)
+		}()
 	}
 }
+
+// engineSlots is how many jobs the loaded engine runs at once.
+func (s *server) engineSlots() int { return max(int(s.slots.Load()), 1) }
 
 // run answers one job through its responder.
 func (s *server) run(e *Entry, jobCtx context.Context) {
 	rsp := e.Responder
 	job := e.Job
-	s.setState(mqtt.StateBusy)
 	s.beat.Start()
-	defer func() {
-		s.beat.Done()
-		s.setState(mqtt.StateIdle)
-	}()
-	s.log.Info("job started", "id", job.ID, "waited", time.Since(e.Arrived).Round(time.Millisecond))
+	defer s.beat.Done()
+	s.log.Info("job started", "id", job.ID, "waited", time.Since(e.Arrived).Round(time.Millisecond), "active", s.queue.Active())
 
 	// gone is the first error a responder returned: its client went away,
 	// which stops the job (the engine stops at an error of OnText or

@@ -93,3 +93,58 @@ func TestWorkerAnswersThroughTheResponder(t *testing.T) {
 		t.Errorf("the job after: %+v (usage %+v), want the first job's answer %q", a, a.Usage, full.finals[0].Text)
 	}
 }
+
+// The queue knows every running job: a cancel stops the one it names, a
+// redelivery of any running job is refused until it finishes, and the
+// shutdown cancels them all.
+func TestQueueSeveralRunning(t *testing.T) {
+	q := NewQueue(4, nil)
+	now := time.Now()
+	entry := func(id string, packet uint16) *Entry {
+		return &Entry{Job: Job{ID: id}, Arrived: now, Deadline: now.Add(time.Hour), Delivery: Delivery{PacketID: packet}}
+	}
+	for i, id := range []string{"a", "b", "c"} {
+		if err := q.Push(entry(id, uint16(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	a, aCtx, err := q.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, bCtx, err := q.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Active() != 2 || q.Depth() != 1 || strings.Join(q.RunningIDs(), ",") != "a,b" {
+		t.Fatalf("active %d, depth %d, running %v", q.Active(), q.Depth(), q.RunningIDs())
+	}
+	for _, e := range []*Entry{a, b} {
+		dup := entry("again", e.Delivery.PacketID)
+		dup.Redelivery = true
+		if err := q.Push(dup); !errors.Is(err, ErrDuplicate) {
+			t.Fatalf("redelivery of running %s: %v", e.Job.ID, err)
+		}
+	}
+	if removed, running := q.Cancel("a", ErrCancelled); !running || len(removed) != 0 {
+		t.Fatalf("cancel a: removed %d, running %v", len(removed), running)
+	}
+	if !errors.Is(context.Cause(aCtx), ErrCancelled) || bCtx.Err() != nil {
+		t.Fatalf("after cancelling a: a %v, b %v", context.Cause(aCtx), bCtx.Err())
+	}
+	q.Finish(a)
+	redo := entry("a", a.Delivery.PacketID)
+	redo.Redelivery = true
+	if err := q.Push(redo); err != nil || q.Active() != 1 {
+		t.Fatalf("redelivery of a finished job: %v, active %d", err, q.Active())
+	}
+	if n := q.CancelRunning(ErrShutdown); n != 1 || !errors.Is(context.Cause(bCtx), ErrShutdown) {
+		t.Fatalf("CancelRunning: %d, b %v", n, context.Cause(bCtx))
+	}
+	q.Finish(b)
+	if q.Active() != 0 || len(q.RunningIDs()) != 0 {
+		t.Fatalf("after both finished: active %d", q.Active())
+	}
+}

@@ -169,6 +169,8 @@ func (d Discovery) components() []component {
 			UnitOfMeasurement: "tok/s", StateClass: measurement, SuggestedDisplayPrecision: &one}),
 		status("queue_depth", haComponent{Name: "Queue depth", Icon: "mdi:tray-full", ValueTemplate: field("queue_depth"),
 			StateClass: measurement}),
+		status("active_slots", haComponent{Name: "Active slots", Icon: "mdi:view-parallel", ValueTemplate: field("active_slots"),
+			StateClass: measurement}),
 		status("memory_used", haComponent{Name: "Memory used", EntityCategory: diagnostic, ValueTemplate: mibField("memory_used"),
 			DeviceClass: "data_size", UnitOfMeasurement: mib, StateClass: measurement, SuggestedDisplayPrecision: &one}),
 		status("memory_limit", haComponent{Name: "Memory limit", EntityCategory: diagnostic, ValueTemplate: mibField("memory_limit"),

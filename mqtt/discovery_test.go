@@ -338,8 +338,9 @@ func TestDiscoveryConfigHasWhatHARequires(t *testing.T) {
 	want("prompt", map[string]any{"platform": "text", "command_topic": "edgellm/Kitchen-Pi/request", "max": float64(255), "mode": "text", "qos": float64(1)})
 	want("cancel", map[string]any{"platform": "button", "command_topic": "edgellm/Kitchen-Pi/cancel", "payload_press": `{"id":"*"}`})
 	want("jobs_http", map[string]any{"entity_category": diag, "state_class": "total_increasing", "value_template": "{{ value_json.jobs_http }}"})
-	if len(cs) != 16 {
-		t.Errorf("%d components, want 16", len(cs))
+	want("active_slots", map[string]any{"state_class": "measurement", "value_template": "{{ value_json.active_slots }}"})
+	if len(cs) != 17 {
+		t.Errorf("%d components, want 17", len(cs))
 	}
 	// Components on the status topic set it themselves: a shared
 	// state_topic would give the prompt text entity the status as its state.
@@ -356,7 +357,7 @@ func TestDiscoveryConfigHasWhatHARequires(t *testing.T) {
 func TestDiscoveryEntitiesOnlyForWhatTheBoardHas(t *testing.T) {
 	_, p := testDiscovery(t, false, false)
 	cs := haComponents(t, p)
-	if cs["cpu_temp"] != nil || cs["throttled"] != nil || len(cs) != 14 {
+	if cs["cpu_temp"] != nil || cs["throttled"] != nil || len(cs) != 15 {
 		t.Errorf("a board without a thermal zone or firmware flags has %d components: cpu_temp %v, throttled %v",
 			len(cs), cs["cpu_temp"], cs["throttled"])
 	}

@@ -254,11 +254,11 @@ func TestFinalJSONShape(t *testing.T) {
 
 func TestStatusJSONShape(t *testing.T) {
 	temp, thr, tps := 51.5, false, 7.5
-	s := Status{State: StateIdle, Model: "tiny", Version: "0.1.0", Started: "2026-03-01T12:00:00Z", UptimeS: 60, QueueDepth: 1,
+	s := Status{State: StateIdle, Model: "tiny", Version: "0.1.0", Started: "2026-03-01T12:00:00Z", UptimeS: 60, QueueDepth: 1, Slots: 4, ActiveSlots: 2,
 		JobsOK: 5, JobsFailed: 1, JobsCancelled: 2, TokensGenerated: 900, JobsHTTP: 3, DecodeTPS: &tps, MemoryUsed: 100, MemoryLimit: 200,
 		CPUTempC: &temp, Throttled: &thr}
 	b, _ := json.Marshal(s)
-	want := `{"state":"idle","model":"tiny","version":"0.1.0","started":"2026-03-01T12:00:00Z","uptime_s":60,"queue_depth":1,"jobs_ok":5,"jobs_failed":1,"jobs_cancelled":2,"tokens_generated":900,"jobs_http":3,"decode_tps":7.5,"memory_used":100,"memory_limit":200,"cpu_temp_c":51.5,"throttled":false}`
+	want := `{"state":"idle","model":"tiny","version":"0.1.0","started":"2026-03-01T12:00:00Z","uptime_s":60,"queue_depth":1,"slots":4,"active_slots":2,"jobs_ok":5,"jobs_failed":1,"jobs_cancelled":2,"tokens_generated":900,"jobs_http":3,"decode_tps":7.5,"memory_used":100,"memory_limit":200,"cpu_temp_c":51.5,"throttled":false}`
 	if string(b) != want {
 		t.Errorf("status JSON\n got %s\nwant %s", b, want)
 	}

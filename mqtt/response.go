@@ -77,12 +77,17 @@ const (
 
 // Status is the retained JSON on Topics.Status().
 type Status struct {
-	State           string `json:"state"`            // one of the State constants (States lists them)
-	Model           string `json:"model"`            // the served model's name
-	Version         string `json:"version"`          // edgellm's version
-	Started         string `json:"started"`          // when the daemon started, RFC 3339 in UTC
-	UptimeS         int64  `json:"uptime_s"`         // seconds since start
-	QueueDepth      int    `json:"queue_depth"`      // jobs waiting, not counting the running one
+	State      string `json:"state"`       // one of the State constants (States lists them)
+	Model      string `json:"model"`       // the served model's name
+	Version    string `json:"version"`     // edgellm's version
+	Started    string `json:"started"`     // when the daemon started, RFC 3339 in UTC
+	UptimeS    int64  `json:"uptime_s"`    // seconds since start
+	QueueDepth int    `json:"queue_depth"` // jobs waiting, not counting the running ones
+	// Slots is how many jobs the node runs at once (queue.slots resolved)
+	// and ActiveSlots how many run now; slots is left out before a model
+	// is loaded.
+	Slots           int    `json:"slots,omitempty"`
+	ActiveSlots     int    `json:"active_slots"`
 	JobsOK          uint64 `json:"jobs_ok"`          // requests answered with status ok
 	JobsFailed      uint64 `json:"jobs_failed"`      // requests answered with an error other than cancelled
 	JobsCancelled   uint64 `json:"jobs_cancelled"`   // requests cancelled by a cancel message
@@ -90,8 +95,9 @@ type Status struct {
 	// JobsHTTP counts the requests of the three above that came over the
 	// HTTP APIs (OpenAI, Ollama) rather than MQTT.
 	JobsHTTP uint64 `json:"jobs_http"`
-	// DecodeTPS is the decoding speed of the jobs that finished in the last
-	// DecodeWindow (their tokens over their decoding time), in tokens per
+	// DecodeTPS is the aggregate decoding speed of the jobs that finished
+	// in the last DecodeWindow (their tokens over the time during which any
+	// of them decoded, so jobs running at once add up), in tokens per
 	// second; omitted when none did, so a restart or an idle hour reads as
 	// "unknown" rather than 0.
 	DecodeTPS   *float64 `json:"decode_tps,omitempty"`
@@ -99,7 +105,8 @@ type Status struct {
 	MemoryLimit uint64   `json:"memory_limit"` // the memory budget in bytes
 	// KVType is how the model's attention layers store keys and values
 	// (model.kv_type: f16 or q8_0) and KVCacheBytes the memory of its
-	// caches at the configured context; omitted before a model is loaded.
+	// caches at the configured context, over every slot; omitted before a
+	// model is loaded.
 	KVType       string `json:"kv_type,omitempty"`
 	KVCacheBytes uint64 `json:"kv_cache_bytes,omitempty"`
 	// CPUTempC and Throttled are omitted where the board does not expose

@@ -17,6 +17,7 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	ctxLen := fs.Int("c", 0, "context length `CTX` of the memory estimate (default: the model's, at most 2048)")
 	kvName := kvTypeFlag(fs)
+	slots := fs.Int("slots", 1, "jobs at once `N` of the memory estimate (queue.slots): each has its own caches and buffers")
 	tensors := fs.Bool("tensors", false, "list every tensor: name, type, shape, bytes (always for a file edgellm cannot run)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -27,6 +28,9 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if *ctxLen < 0 {
 		return usagef("-c must not be negative")
+	}
+	if *slots < 1 {
+		return usagef("--slots must be at least 1")
 	}
 	kv, err := kvTypeOf(*kvName)
 	if err != nil {
@@ -68,6 +72,10 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	est := m.EstimateMemory(ctx, kv)
 	p("memory at context %d: weights %.1f MiB (mapped), KV cache %.1f MiB (%v), buffers %.1f MiB, total %.1f MiB\n",
 		ctx, mib(est.Weights), mib(est.KVCache), kv, mib(est.Buffers), mib(est.Weights+est.KVCache+est.Buffers))
+	if n := int64(*slots); n > 1 {
+		p("  with %d slots (queue.slots): KV caches %.1f MiB, buffers %.1f MiB, total %.1f MiB\n",
+			n, mib(n*est.KVCache), mib(n*est.Buffers), mib(est.Weights+n*(est.KVCache+est.Buffers)))
+	}
 	if kv != inference.KVF16 {
 		p("  keys and values in %v: %.2f MiB, where f16 takes %.2f MiB\n", kv,
 			mib(est.KVCache-recurrentBytes(&c, ctx)), mib(c.CacheBytes(ctx, inference.KVF16)-recurrentBytes(&c, ctx)))

@@ -134,6 +134,9 @@ func TestKVTypeFlag(t *testing.T) {
 			t.Errorf("info --kv-type q8_0 lacks %q:\n%s", want, out)
 		}
 	}
+	if _, out, _ := runCLI(t, "", "info", models+"tiny-q4_k_m.gguf", "-c", "256", "--slots", "4"); !strings.Contains(out, "with 4 slots (queue.slots): KV caches 2.0 MiB") {
+		t.Errorf("info --slots 4 lacks the four slots' caches:\n%s", out)
+	}
 	if _, out, _ := runCLI(t, "", "info", models+"tiny-q4_k_m.gguf", "-c", "256"); !strings.Contains(out, "KV cache 0.5 MiB (f16)") || strings.Contains(out, "keys and values in") {
 		t.Errorf("info without --kv-type is not f16:\n%s", out)
 	}

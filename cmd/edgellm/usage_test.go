@@ -206,7 +206,7 @@ func TestDemoModelWritesEnglish(t *testing.T) {
 		t.Fatalf("greedy text:\n%s\nllama2.c's:\n%s", got, want)
 	}
 	code, out, errs = runCLI(t, "", "serve", "--check", "--config", "../../quickstart.yaml")
-	if code != 0 || !strings.Contains(out, "stories260K-tok512.gguf") {
+	if code != 0 || !strings.Contains(out, "stories260K-tok512.gguf") || !strings.Contains(out, "slots auto") {
 		t.Fatalf("quickstart.yaml: exit %d, %s%s", code, out, errs)
 	}
 }
