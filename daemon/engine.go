@@ -148,6 +148,11 @@ type Job struct {
 	// through the real generation with it; random test models never write
 	// reasoning markers of their own).
 	lead string
+	// inSlot, when set, is called once the job has its slot, before its
+	// generation starts; an error ends the job with it (tests hold jobs in
+	// their slots with it: a job held inside the generation would hold up
+	// the steps every slot shares).
+	inSlot func(ctx context.Context) error
 }
 
 // Outcome is what a job produced.

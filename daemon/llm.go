@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,7 +39,13 @@ type llm struct {
 	// prefixMu.
 	prefixes *inference.PrefixCache
 	prefixMu sync.Mutex
-	log      *slog.Logger
+	// inflight are the prompts being prefilled now that others may wait
+	// for (guarded by prefixMu).
+	inflight []*inflight
+	// sharedWait, when set (tests), is called when a job starts waiting
+	// for another's prompt.
+	sharedWait func()
+	log        *slog.Logger
 	// tmplErr says why there is no template (for requests with messages).
 	tmplErr error
 	// think are the tokens of the reasoning markers.
@@ -301,7 +308,14 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		return out, err
 	}
 	var checkpoint int
+	var mine *inflight
 	if e.prefixes != nil {
+		var err error
+		if mine, err = e.awaitShared(ctx, sl, ids); err != nil {
+			out.FinishReason = api.FinishCancelled
+			return out, err
+		}
+		defer mine.finish(e)
 		e.prefixMu.Lock()
 		if toks := e.prefixes.Restore(sl.state, ids, sl.gen.Tokens()); toks != nil {
 			sl.gen.Adopt(toks)
@@ -311,14 +325,20 @@ func (e *llm) Run(ctx context.Context, job Job) (Outcome, error) {
 		checkpoint = e.prefixes.Checkpoint(sl.state, ids, sl.gen.Tokens())
 		e.prefixMu.Unlock()
 	}
+	if job.inSlot != nil {
+		if err := job.inSlot(ctx); err != nil {
+			out.FinishReason = api.FinishCancelled
+			return out, err
+		}
+	}
 	res, err := sl.gen.Generate(ctx, ids, inference.GenerateOptions{
 		Checkpoint:   checkpoint,
-		OnCheckpoint: e.keepPrefix(sl, ids[:checkpoint]),
+		OnCheckpoint: e.keepPrefix(sl, ids[:checkpoint], nil),
 		MaxTokens:    job.MaxTokens,
 		Sampling:     samplerParams(job.Sampling),
 		OnProgress:   job.Progress,
 		ReusePrefix:  true,
-		OnPrefilled:  e.keepPrefix(sl, ids),
+		OnPrefilled:  e.keepPrefix(sl, ids, mine),
 		Grammar:      gr,
 		GrammarStart: grStart,
 		Force:        th.force,
@@ -434,15 +454,78 @@ func (e *llm) reasoning(gen *inference.Generator, job Job, ids []int32, gr *gram
 
 // keepPrefix returns the OnPrefilled hook that keeps the caches of the
 // prompt ids in the prefix cache, once slot sl's state holds exactly them
-// (nil without a prefix cache). The lock is held for the copy only.
-func (e *llm) keepPrefix(sl *slot, ids []int32) func() {
+// (nil without a prefix cache), and then lets the jobs waiting for them (f,
+// when set) go on. The lock is held for the copy only.
+func (e *llm) keepPrefix(sl *slot, ids []int32, f *inflight) func() {
 	if e.prefixes == nil {
 		return nil
 	}
 	return func() {
 		e.prefixMu.Lock()
-		defer e.prefixMu.Unlock()
 		e.prefixes.Store(sl.state, ids)
+		e.prefixMu.Unlock()
+		f.finish(e)
+	}
+}
+
+// inflight is a prompt being prefilled now. A job whose prompt shares a
+// long prefix with it waits until its caches are in the prefix cache, then
+// restores that prefix instead of prefilling it too: four requests that
+// arrive at once with Home Assistant's long system prompt and tools
+// prefill it once.
+type inflight struct {
+	ids  []int32
+	done chan struct{} // closed once its caches are kept, or its job ended
+	once sync.Once
+}
+
+// finish lets the jobs waiting for f go on and forgets f (nil: nothing).
+func (f *inflight) finish(e *llm) {
+	if f == nil {
+		return
+	}
+	f.once.Do(func() {
+		e.prefixMu.Lock()
+		e.inflight = slices.DeleteFunc(e.inflight, func(g *inflight) bool { return g == f })
+		e.prefixMu.Unlock()
+		close(f.done)
+	})
+}
+
+// minShared is the shortest prefix a job waits for another's prefill to
+// share: shorter ones cost little to prefill again.
+const minShared = inference.MinCheckpoint
+
+// awaitShared waits, when a prompt being prefilled in another slot would
+// give slot sl more of ids than the prefix cache and the slot's own cache
+// give now (at least minShared tokens), until that prompt's caches are
+// kept; otherwise it registers ids as in flight and returns them (finish
+// them). It returns ctx's error when ctx ends while it waits.
+func (e *llm) awaitShared(ctx context.Context, sl *slot, ids []int32) (*inflight, error) {
+	e.prefixMu.Lock()
+	have := e.prefixes.Reuse(sl.state, ids, sl.gen.Tokens())
+	var lead *inflight
+	best := max(have, minShared-1)
+	for _, f := range e.inflight {
+		if n := inference.Reusable(sl.state, f.ids, ids); n > best {
+			lead, best = f, n
+		}
+	}
+	if lead == nil {
+		f := &inflight{ids: ids, done: make(chan struct{})}
+		e.inflight = append(e.inflight, f)
+		e.prefixMu.Unlock()
+		return f, nil
+	}
+	e.prefixMu.Unlock()
+	if e.sharedWait != nil {
+		e.sharedWait()
+	}
+	select {
+	case <-lead.done:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/edgellm/edgellm/inference"
 )
 
 // System locates the kernel's pseudo-files. The zero value reads the real
@@ -409,8 +411,9 @@ const MiB = 1 << 20
 // GiB is a gibibyte.
 const GiB = 1 << 30
 
-// MaxSlots is the largest queue.slots.
-const MaxSlots = 64
+// MaxSlots is the largest queue.slots: the most sequences the inference
+// batcher runs.
+const MaxSlots = inference.MaxSlots
 
 // AutoSlots is the most slots queue.slots 0 picks on a machine with cpus
 // CPUs available and total bytes of RAM (0: unknown, then budget stands in

@@ -14,9 +14,9 @@ import (
 	"github.com/edgellm/edgellm/mqtt/mqtttest"
 )
 
-// gate holds every job of a gatedLoader's engines at its first piece of
-// answer text, so a test knows jobs are in their slots at once: the real
-// engine has prefilled and generated up to there.
+// gate holds every job of a gatedLoader's engines in its slot before its
+// generation starts, so a test knows jobs are in their slots at once (a job
+// held inside its generation would hold up the steps all slots share).
 type gate struct {
 	started chan string   // a held job's id
 	release chan struct{} // each value lets one held job go on
@@ -77,18 +77,16 @@ type gatedEngine struct {
 func (e gatedEngine) Run(ctx context.Context, job Job) (Outcome, error) {
 	e.g.running.Add(1)
 	defer e.g.running.Add(-1)
-	onText, held := job.OnText, e.g.hold != nil && !e.g.hold(job.ID)
-	job.OnText = func(s string) error {
-		if !held {
-			held = true
+	if e.g.hold == nil || e.g.hold(job.ID) {
+		job.inSlot = func(ctx context.Context) error {
 			e.g.started <- job.ID
 			select {
 			case <-e.g.release:
+				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
-		return onText(s)
 	}
 	return e.Engine.Run(ctx, job)
 }

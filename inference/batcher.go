@@ -64,6 +64,10 @@ type submission struct {
 	ready  chan struct{}
 }
 
+// MaxSlots is the most sequences a batcher runs: each decodes a row of a
+// step, and a step holds at most MaxBatch rows.
+const MaxSlots = maxBatch
+
 // ErrBatcherClosed is returned for a forward pass asked of a closed
 // batcher.
 var ErrBatcherClosed = errors.New("inference: the batcher is closed")
@@ -73,8 +77,8 @@ var ErrBatcherClosed = errors.New("inference: the batcher is closed")
 // the CPUs the process may use), attention layers storing keys and values
 // as kv. Close stops it.
 func NewBatcher(m *Model, ctx, threads, slots int, kv KVType) (*Batcher, error) {
-	if slots < 1 || slots > maxBatch {
-		return nil, fmt.Errorf("inference: %d slots: between 1 and %d", slots, maxBatch)
+	if slots < 1 || slots > MaxSlots {
+		return nil, fmt.Errorf("inference: %d slots: between 1 and %d", slots, MaxSlots)
 	}
 	ws, err := newWorkspace(m, ctx, threads, kv, slots)
 	if err != nil {

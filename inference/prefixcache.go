@@ -102,16 +102,7 @@ func (c *PrefixCache) evict() {
 // tokens; the caller then passes them to Generator.Adopt. It returns nil
 // when nothing better is kept.
 func (c *PrefixCache) Restore(s *State, prompt, current []int32) []int32 {
-	limit := len(prompt) - 1 // the last prompt token gives the logits
-	bestLen := selfReuse(s, prompt, current)
-	var best *prefixItem
-	for _, it := range c.items {
-		n := len(it.tokens)
-		p := min(commonPrefix(it.tokens, prompt), limit)
-		if p > bestLen && p <= s.Ctx() && s.restorable(n, p) {
-			best, bestLen = it, p
-		}
-	}
+	best, bestLen := c.best(s, prompt, current)
 	if best == nil {
 		return nil
 	}
@@ -120,6 +111,40 @@ func (c *PrefixCache) Restore(s *State, prompt, current []int32) []int32 {
 	s.Reset()
 	s.loadCaches(best.data, len(best.tokens), bestLen)
 	return best.tokens[:bestLen]
+}
+
+// best returns the kept prompt that restores the longest prefix of prompt
+// into s, when that is longer than what s reuses of current by itself, and
+// the prefix's length; else nil and what s reuses.
+func (c *PrefixCache) best(s *State, prompt, current []int32) (*prefixItem, int) {
+	bestLen := selfReuse(s, prompt, current)
+	var best *prefixItem
+	for _, it := range c.items {
+		if p := Reusable(s, it.tokens, prompt); p > bestLen {
+			best, bestLen = it, p
+		}
+	}
+	return best, bestLen
+}
+
+// Reusable returns how many tokens of prompt a state like s (same model,
+// context and cache types) would skip prefilling if it were restored from
+// the caches of kept: their common prefix, short of prompt's last token,
+// when those caches can restore it (full KV caches restore any prefix; a
+// window ring or a recurrent state only some), else 0.
+func Reusable(s *State, kept, prompt []int32) int {
+	p := min(commonPrefix(kept, prompt), len(prompt)-1) // the last prompt token gives the logits
+	if p <= 0 || p > s.Ctx() || !s.restorable(len(kept), p) {
+		return 0
+	}
+	return p
+}
+
+// Reuse returns how many tokens of prompt the next Generate would skip
+// prefilling after Restore(s, prompt, current).
+func (c *PrefixCache) Reuse(s *State, prompt, current []int32) int {
+	_, n := c.best(s, prompt, current)
+	return n
 }
 
 // MinCheckpoint is the shortest prefix Checkpoint proposes: shorter ones
