@@ -23,7 +23,10 @@ import (
 // decoding a token, then the prompt tokens of prefilling sequences, the
 // shortest prompt first, the rest of a prompt waiting for the next steps.
 // So a long prompt never holds up the others' tokens for more than one
-// step, and a new request joins at the next step.
+// step, and a new request joins at the next step. A step that ends a
+// prompt whose request waits for its logits takes no part of a longer one,
+// so a short request arriving during a long prefill waits for the step in
+// flight, then for its own rows only.
 //
 // Every row is computed by the same functions, in the same order, as it is
 // alone (kernels.Pool.MatMul gives each row the bits of a batch of one), so
@@ -261,6 +264,7 @@ func (b *Batcher) step() bool {
 			seqs, counts, budget = append(seqs, s), append(counts, 1), budget-1
 		}
 	}
+	firsts := false // the step ends a prompt whose request waits for its logits
 	for budget > 0 {
 		var next *State
 		for _, s := range b.pending {
@@ -272,7 +276,14 @@ func (b *Batcher) step() bool {
 		if next == nil {
 			break
 		}
-		k := min(len(next.sub.tokens)-next.sub.done, budget)
+		left := len(next.sub.tokens) - next.sub.done
+		k := min(left, budget)
+		if firsts && k < left {
+			// A step that gives a request its first token takes no part
+			// of a longer prompt: it costs that request its own rows only.
+			break
+		}
+		firsts = firsts || k == left && next.sub.logits
 		seqs, counts, budget = append(seqs, next), append(counts, k), budget-k
 	}
 	b.stepSeqs, b.stepRows = seqs, counts

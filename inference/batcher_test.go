@@ -257,38 +257,49 @@ func TestBatcherZeroAllocs(t *testing.T) {
 	}
 }
 
-// TestBatcherShortRequestDuringLongPrompt checks that a request arriving
-// while another's 1000-token prompt is prefilled gets its logits within two
-// steps (the one running when it arrived, then one chunk of the long prompt
-// beside its own), long before the long prompt is done; and that a prefill
-// whose context is cancelled stops between steps, keeping the chunks done.
+// TestBatcherShortRequestDuringLongPrompt checks that a short prompt asking
+// while another's 1000-token prompt is prefilled gets its logits from the
+// next step, which holds its own rows only (not a chunk of the long
+// prompt), long before the long prompt is done; that steps hold a decoding
+// sequence's token beside a prompt's chunk; and that a prefill whose
+// context is cancelled stops between steps, keeping the chunks done.
 func TestBatcherShortRequestDuringLongPrompt(t *testing.T) {
 	const name, long = "tiny-q8_0", 1000
 	m := loadTestModel(t, name)
 	ids := testIDs(t, name, m.Config.NVocab, long)
-	b, err := NewBatcher(m, long+8, 2, 2, KVF16)
+	b, err := NewBatcher(m, long+8, 2, 3, KVF16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	sa, err := b.NewState()
-	if err != nil {
-		t.Fatal(err)
+	var states [3]*State
+	for i := range states {
+		if states[i], err = b.NewState(); err != nil {
+			t.Fatal(err)
+		}
+		defer states[i].Close()
 	}
-	defer sa.Close()
-	sb, err := b.NewState()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
+	sa, sb, hold := states[0], states[1], states[2]
 	if _, err := b.NewState(); err == nil {
-		t.Fatal("a third state of a batcher of 2 slots")
+		t.Fatal("a fourth state of a batcher of 3 slots")
 	}
-	asked := make(chan *State, 1)
+	// hold, a member between two requests, holds the steps back while it
+	// does not ask, and paces them when it does.
+	if _, err := hold.Forward(ids[0], false); err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan *State, 8)
 	b.queued = func(s *State) {
 		select {
 		case asked <- s:
 		default:
+		}
+	}
+	waitAsked := func(s *State) {
+		for q := range asked {
+			if q == s {
+				return
+			}
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -299,29 +310,48 @@ func TestBatcherShortRequestDuringLongPrompt(t *testing.T) {
 		sa.Idle()
 		longDone <- err
 	}()
-	<-asked // the long prompt is queued
-	before := b.Stats().Steps
-	logits, err := sb.Prefill(context.Background(), ids[:3], true)
-	if err != nil {
-		t.Fatal(err)
+	waitAsked(sa)
+	// Two steps, each a token of hold and maxBatch−1 of the long prompt.
+	for i := range 2 {
+		if _, err := hold.Forward(ids[1+i], false); err != nil {
+			t.Fatal(err)
+		}
 	}
-	steps := b.Stats().Steps - before
-	got := slices.Clone(logits)
-	sb.Idle()
+	type short struct {
+		logits      []float32
+		steps, rows uint64
+		err         error
+	}
+	shortDone, letGo := make(chan short, 1), make(chan struct{})
+	before := b.Stats()
+	go func() {
+		l, err := sb.Prefill(context.Background(), ids[:3], true)
+		st := b.Stats() // sb is a member until Idle: no step runs meanwhile
+		shortDone <- short{slices.Clone(l), st.Steps - before.Steps, st.Rows - before.Rows, err}
+		<-letGo
+		sb.Idle()
+	}()
+	waitAsked(sb)
+	hold.Idle()
+	got := <-shortDone
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
 	select {
 	case err := <-longDone:
 		t.Fatalf("the long prompt was done (%v) before the short one's logits came", err)
 	default:
 	}
-	if steps > 2 {
-		t.Fatalf("the short prompt took %d steps, want at most 2", steps)
+	if got.steps != 1 || got.rows != 3 {
+		t.Fatalf("the short prompt's logits came after %d steps of %d rows, want 1 step of its 3 rows", got.steps, got.rows)
 	}
-	cancel()
+	cancel() // before the long prompt's next step, which waits for sb
+	close(letGo)
 	if err := <-longDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled long prompt: %v", err)
 	}
-	if p := sa.Pos(); p == 0 || p >= long {
-		t.Fatalf("cancelled long prompt at position %d", p)
+	if p := sa.Pos(); p != 2*(maxBatch-1) {
+		t.Fatalf("cancelled long prompt at position %d, want the %d of its two steps", p, 2*(maxBatch-1))
 	}
 	// The short request got the logits it gets alone.
 	alone, err := m.NewState(long+8, 2)
@@ -333,7 +363,7 @@ func TestBatcherShortRequestDuringLongPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "short prompt beside a long one", got, want)
+	sameBits(t, "short prompt beside a long one", got.logits, want)
 	// The cancelled sequence goes on from where it stopped.
 	p := sa.Pos()
 	if _, err := sa.Prefill(context.Background(), ids[p:], false); err != nil {
