@@ -257,7 +257,9 @@ func TestHeartbeatConcurrentJobs(t *testing.T) {
 		t.Fatal("the job left without progress judged healthy")
 	}
 	hb.Done()
-	if !hb.Healthy() || !hb.Healthy() || hb.Busy() != 0 {
-		t.Fatal("idle workers unhealthy")
+	for range 2 { // idle stays healthy however often it is asked
+		if !hb.Healthy() || hb.Busy() != 0 {
+			t.Fatalf("idle workers unhealthy (busy %d)", hb.Busy())
+		}
 	}
 }

@@ -6,13 +6,16 @@ import (
 	"github.com/edgellm/edgellm/kernels"
 )
 
-// The forward pass runs a batch of consecutive tokens through each layer at
-// once: every matmul multiplies a weight matrix with the inputs of all the
-// batch's tokens (kernels.Pool.MatMul), so each weight row is read from memory
-// once per batch; attention is causal inside the batch. A single token is a
-// batch of one. Every value is computed by the same functions, in the same
-// order, as for a token on its own, so the results do not depend on how the
-// tokens were batched.
+// The forward pass runs a batch of rows through each layer at once, each row
+// a token at its position in its sequence (consecutive tokens of one
+// sequence when a state computes alone; tokens of several sequences in a
+// Batcher's steps): every matmul multiplies a weight matrix with the inputs
+// of all the batch's rows (kernels.Pool.MatMul), so each weight row is read
+// from memory once per batch; attention reads each row's own sequence's
+// cache and is causal inside the batch; convolution and DeltaNet states are
+// the row's sequence's. A single token is a batch of one. Every value is
+// computed by the same functions, in the same order, as for a token on its
+// own, so the results do not depend on how the tokens were batched.
 
 // maxBatch is the number of tokens a forward pass takes at most; longer runs
 // of tokens go in several batches. The batch buffers hold this many rows.

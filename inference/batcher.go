@@ -159,7 +159,7 @@ func (b *Batcher) signal() {
 // until they have, or ctx is done between steps (the rows done so far stay
 // consumed), or the batcher is closed. It returns the logits after the last
 // token when wantLogits is set, s.out, valid until s asks again.
-func (b *Batcher) run(s *State, ctx context.Context, tokens []int32, wantLogits bool) ([]float32, error) {
+func (b *Batcher) run(ctx context.Context, s *State, tokens []int32, wantLogits bool) ([]float32, error) {
 	if len(tokens) == 0 {
 		return nil, nil
 	}

@@ -239,7 +239,7 @@ func (s *State) Forward(token int32, wantLogits bool) ([]float32, error) {
 		return nil, err
 	}
 	if s.batcher != nil {
-		return s.batcher.run(s, context.Background(), s.one[:], wantLogits)
+		return s.batcher.run(context.Background(), s, s.one[:], wantLogits)
 	}
 	s.compute(s.one[:])
 	if !wantLogits {
@@ -270,7 +270,7 @@ func (s *State) Prefill(ctx context.Context, tokens []int32, wantLogits bool) ([
 		return nil, err
 	}
 	if s.batcher != nil {
-		return s.batcher.run(s, ctx, tokens, wantLogits)
+		return s.batcher.run(ctx, s, tokens, wantLogits)
 	}
 	n := 0
 	for lo := 0; lo < len(tokens); lo += n {
@@ -301,7 +301,7 @@ func (s *State) Eval(ids []int32, fn func(i int, logits []float32) error) error 
 		defer s.Idle()
 		for i := range ids {
 			s.one[0] = ids[i]
-			logits, err := s.batcher.run(s, context.Background(), s.one[:], true)
+			logits, err := s.batcher.run(context.Background(), s, s.one[:], true)
 			if err == nil {
 				err = fn(i, logits)
 			}
