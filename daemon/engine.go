@@ -82,9 +82,9 @@ type ModelInfo struct {
 	// CacheBytesPerToken (global attention layers grow with the context;
 	// sliding-window rings and convolution states do not).
 	CacheBytesPerToken, CacheBytesFixed uint64
-	// StateBytes is the buffers of one slot's state beside its caches
-	// (0: unknown); the memory plan counts them for every slot past the
-	// first.
+	// StateBytes is what one slot needs beside its caches (0: unknown):
+	// the slots share one workspace, so only each slot's logits; the memory
+	// plan counts it for every slot past the first.
 	StateBytes uint64
 	// KVType is how the attention layers store keys and values (f16,
 	// q8_0), and KVCacheBytes the caches of all slots at the loaded

@@ -78,7 +78,7 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	}
 	info := ModelInfo{Name: m.Config.Name, Path: opts.Path, Layers: m.Config.NLayer, ContextTrain: m.Config.NCtxTrain,
 		CacheBytesPerToken: uint64(cost.PerToken), CacheBytesFixed: uint64(cost.Fixed), KVType: kv.String(),
-		StateBytes: uint64(m.EstimateMemory(ctxLen, kv).Buffers)}
+		StateBytes: uint64(m.Config.SequenceBytes())}
 	if info.Name == "" {
 		info.Name = strings.TrimSuffix(filepath.Base(opts.Path), filepath.Ext(opts.Path))
 	}

@@ -370,8 +370,8 @@ type PlanInput struct {
 	// caches; 0 picks the most that fit, at most MaxAutoSlots (AutoSlots).
 	Slots int
 	// SlotBytes is what each slot beyond the first needs besides its
-	// caches: its State's buffers (ModelInfo.StateBytes; the first slot's
-	// are in Overhead).
+	// caches: its logits (ModelInfo.StateBytes; the workspace the slots
+	// share, and the first slot's, are in Overhead).
 	SlotBytes uint64
 	// MaxAutoSlots caps the slots picked when Slots is 0 (AutoSlots gives
 	// it for the machine); 0 means 1.

@@ -102,6 +102,11 @@ func (m *Model) EstimateMemory(ctx int, kv KVType) Estimate {
 	return Estimate{Weights: w, KVCache: c.CacheBytes(ctx, kv), Buffers: int64(4*floats + 4*acts)}
 }
 
+// SequenceBytes is what each sequence of a Batcher needs beside its caches
+// (CacheBytes) and the batcher's one workspace (EstimateMemory's Buffers):
+// its own copy of its logits, and a row of logits in the workspace.
+func (c *Config) SequenceBytes() int64 { return 2 * 4 * int64(c.NVocab) }
+
 // attentionHeads returns the most query heads and the largest head
 // dimension of the model's attention layers.
 func (c *Config) attentionHeads() (heads, headDim int) {

@@ -153,3 +153,40 @@ func TestQ8_0CacheHalvesKV(t *testing.T) {
 		}
 	}
 }
+
+// A batcher's sequences share its workspace: each further state costs its
+// caches and SequenceBytes, not a workspace of its own.
+func TestBatcherSequenceBytes(t *testing.T) {
+	for _, name := range []string{"tiny-q8_0", "qwen3-tiny-q8_0", "gemma3-tiny-q4_k_m"} {
+		m := loadTestModel(t, name)
+		b, err := NewBatcher(m, 512, 2, 4, KVF16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := b.NewState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := liveHeap()
+		var more []*State
+		for range 3 {
+			s, err := b.NewState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			more = append(more, s)
+		}
+		per := (liveHeap() - before) / 3
+		want := m.Config.CacheBytes(512, KVF16) + m.Config.SequenceBytes()
+		if per > want+64<<10 || per < want-64<<10 { // the heap moves by a few KiB besides
+			t.Errorf("%s: %d bytes per further state, want about %d (caches %d + SequenceBytes %d)",
+				name, per, want, m.Config.CacheBytes(512, KVF16), m.Config.SequenceBytes())
+		}
+		runtime.KeepAlive(first)
+		runtime.KeepAlive(more)
+		for _, s := range append(more, first) {
+			s.Close()
+		}
+		b.Close()
+	}
+}

@@ -17,7 +17,7 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	ctxLen := fs.Int("c", 0, "context length `CTX` of the memory estimate (default: the model's, at most 2048)")
 	kvName := kvTypeFlag(fs)
-	slots := fs.Int("slots", 1, "jobs at once `N` of the memory estimate (queue.slots): each has its own caches and buffers")
+	slots := fs.Int("slots", 1, "jobs at once `N` of the memory estimate (queue.slots): each has its own caches and logits, all share one workspace")
 	tensors := fs.Bool("tensors", false, "list every tensor: name, type, shape, bytes (always for a file edgellm cannot run)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -73,8 +73,10 @@ func cmdInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	p("memory at context %d: weights %.1f MiB (mapped), KV cache %.1f MiB (%v), buffers %.1f MiB, total %.1f MiB\n",
 		ctx, mib(est.Weights), mib(est.KVCache), kv, mib(est.Buffers), mib(est.Weights+est.KVCache+est.Buffers))
 	if n := int64(*slots); n > 1 {
+		// The slots share one workspace; each adds its caches and logits.
+		buffers := est.Buffers + (n-1)*c.SequenceBytes()
 		p("  with %d slots (queue.slots): KV caches %.1f MiB, buffers %.1f MiB, total %.1f MiB\n",
-			n, mib(n*est.KVCache), mib(n*est.Buffers), mib(est.Weights+n*(est.KVCache+est.Buffers)))
+			n, mib(n*est.KVCache), mib(buffers), mib(est.Weights+n*est.KVCache+buffers))
 	}
 	if kv != inference.KVF16 {
 		p("  keys and values in %v: %.2f MiB, where f16 takes %.2f MiB\n", kv,
