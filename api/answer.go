@@ -164,9 +164,13 @@ func ErrorAnswer(code string, err error) Answer {
 // unacknowledged and is delivered again after the restart); HTTP answers
 // 503.
 type Responder interface {
-	// Text takes the next piece of the answer's text.
+	// Text takes the next piece of the answer's text. It must not wait for
+	// the client (MQTT's streamer and Buffered keep what is not sent yet):
+	// the jobs that run at once compute in shared steps, and a job's text
+	// is taken between them.
 	Text(chunk string) error
-	// Reasoning takes the next piece of a thinking model's reasoning.
+	// Reasoning takes the next piece of a thinking model's reasoning, as
+	// Text does.
 	Reasoning(chunk string) error
 	// Final takes the final answer; it must not block on the worker.
 	Final(Answer)

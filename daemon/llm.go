@@ -185,7 +185,7 @@ func (e *llm) acquire(ctx context.Context, ids []int32) (*slot, error) {
 		if sl.busy {
 			continue
 		}
-		n := commonPrefixLen(sl.gen.Tokens(), ids)
+		n := sl.gen.Reuse(ids)
 		if n > bestLen || n == bestLen && sl.used < best.used {
 			best, bestLen = sl, n
 		}
@@ -202,15 +202,6 @@ func (e *llm) release(sl *slot) {
 	sl.busy = false
 	e.mu.Unlock()
 	e.free <- struct{}{}
-}
-
-// commonPrefixLen is how many leading tokens a and b share.
-func commonPrefixLen(a, b []int32) int {
-	n := 0
-	for n < min(len(a), len(b)) && a[n] == b[n] {
-		n++
-	}
-	return n
 }
 
 // Model describes the loaded model.

@@ -87,6 +87,7 @@ func (s *server) reload(ctx context.Context) {
 	}()
 }
 
+// idleOrBusy is the node's state while it serves: busy while any job runs.
 func (s *server) idleOrBusy() string {
 	if s.queue.Active() > 0 {
 		return mqtt.StateBusy

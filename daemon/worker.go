@@ -93,15 +93,27 @@ func (s *server) run(e *Entry, jobCtx context.Context) {
 	defer s.beat.Done()
 	s.log.Info("job started", "id", job.ID, "waited", time.Since(e.Arrived).Round(time.Millisecond), "active", s.queue.Active())
 
-	// The text goes to the responder through a pipe, so a slow client holds
-	// up its own stream only. gone is the responder's first error: its
-	// client went away, which stops the job (the engine stops at an error
-	// of OnText or OnReasoning).
-	pipe := newTextPipe(rsp)
-	job.OnText, job.OnReasoning = pipe.text, pipe.reasoning
+	// gone is the first error a responder returned: its client went away,
+	// which stops the job (the engine stops at an error of OnText or
+	// OnReasoning). Responders buffer the text (api.Responder), so a slow
+	// client never holds up the steps the slots share.
+	var gone error
+	job.OnText = func(chunk string) error {
+		if err := rsp.Text(chunk); err != nil {
+			gone = err
+			return err
+		}
+		return nil
+	}
+	job.OnReasoning = func(chunk string) error {
+		if err := rsp.Reasoning(chunk); err != nil {
+			gone = err
+			return err
+		}
+		return nil
+	}
 	job.Progress = s.beat.Beat
 	out, err := s.engine.Run(jobCtx, job)
-	gone := pipe.close() // every chunk is out before the final answer
 	s.tokens.Add(uint64(out.Usage.CompletionTokens))
 	s.decodeRates.add(time.Now(), out.Usage.CompletionTokens, out.Timings.DecodeTPS)
 

@@ -124,10 +124,11 @@ func row(buf []float32, i, width int) []float32 { return buf[i*width : (i+1)*wid
 // forward runs a batch (at most maxBatch rows, tokens already checked)
 // through the model, each row's token at its position in its sequence,
 // leaving the final residual stream of each in the rows of s.x, and moves
-// each sequence past its rows. Every layer reads a normalised copy of the residual stream x into
-// xb, computes its mixer (attention, short convolution or Gated DeltaNet)
-// and then its feed-forward network into xb2, and adds xb2 back to x; then,
-// where the layer says so, its per-layer input and its output scale.
+// each sequence past its rows. Every layer reads a normalised copy of the
+// residual stream x into xb, computes its mixer (attention, short
+// convolution or Gated DeltaNet) and then its feed-forward network into
+// xb2, and adds xb2 back to x; then, where the layer says so, its
+// per-layer input and its output scale.
 func (s *workspace) forward(rows []batchRow) {
 	c, m := s.c, s.m
 	n, e := len(rows), c.NEmbd

@@ -114,12 +114,6 @@ func (b *Batcher) NewState() (*State, error) {
 	return s, nil
 }
 
-// Slots is the number of sequences the batcher runs together at most.
-func (b *Batcher) Slots() int { return b.slots }
-
-// Threads is the number of threads the batcher computes on.
-func (b *Batcher) Threads() int { return b.ws.pool.Threads() }
-
 // BatcherStats counts a batcher's work.
 type BatcherStats struct {
 	Steps  uint64 // forward passes run

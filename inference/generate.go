@@ -150,6 +150,12 @@ func (g *Generator) Tokens() []int32 {
 	return g.kv
 }
 
+// Reuse is how many tokens of prompt the next Generate with ReusePrefix
+// would keep from what the state holds instead of prefilling them: the
+// prefix they share, short of the prompt's last token, when the state can
+// go back to it (see State.CanRewind).
+func (g *Generator) Reuse(prompt []int32) int { return selfReuse(g.State, prompt, g.Tokens()) }
+
 // ErrGrammarBudget is returned by Generate when MaxTokens cannot hold even
 // the shortest value the grammar allows.
 var ErrGrammarBudget = errors.New("inference: max tokens too small for the shortest value the grammar allows")

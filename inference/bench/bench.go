@@ -198,7 +198,7 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 		r.Params += int64(t.Elements())
 	}
 	if opts.Parallel < 0 || opts.Parallel > MaxParallel {
-		return r, fmt.Errorf("bench: parallel %d: between 1 and %d", opts.Parallel, MaxParallel)
+		return r, fmt.Errorf("bench: parallel %d: between 0 (none) and %d", opts.Parallel, MaxParallel)
 	}
 	ctxLen := opts.Depth + max(longest, 1)
 	var joins joinSamples

@@ -145,7 +145,7 @@ func joinTest(ctx context.Context, states []*inference.State, rng *rand.Rand, nV
 	for bat.Stats().Steps == st1.Steps { // until the long prompt's first step is done
 		select {
 		case err := <-done:
-			return fmt.Errorf("bench: join test: the long prompt: %v", err)
+			return fmt.Errorf("bench: join test: the long prompt: %w", err)
 		default:
 			runtime.Gosched()
 		}
