@@ -168,8 +168,8 @@ func WeightBytesPerToken(m *inference.Model) int64 {
 // Run measures model m (loaded from the file named name): opts.Reps
 // repetitions of a prefill of opts.PromptTokens random tokens and of
 // opts.GenTokens single-token decode steps, each after opts.Depth random
-// tokens in the cache (none by default: from an empty context), after one
-// warm-up step; and the memory read bandwidth, in passes after each
+// tokens in the cache (none by default: from an empty context), after a
+// warm-up (one step, and one untimed prefill test, as llama-bench's); and the memory read bandwidth, in passes after each
 // repetition, so that it is measured over the same period as the speeds it is
 // compared with (see bandwidth.go). The depth tokens are prefilled untimed
 // before each test, or kept from the previous test when the state can rewind
@@ -224,9 +224,18 @@ func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Re
 	}
 	// The test tokens first, so that they are the same whatever the depth.
 	tokens, depth := tokens[:longest], tokens[longest:]
-	// Warm up: one step reads every matrix, paging the weights in.
+	// Warm up as llama-bench does: one step reads every matrix, paging the
+	// weights in, and an untimed run of the prefill test itself touches
+	// what only a batch uses (the kernels of several tokens, their buffers,
+	// the embedding rows of its tokens) before the timed runs.
 	if _, err := s.Forward(tokens[0], true); err != nil {
 		return r, err
+	}
+	s.Reset()
+	if opts.PromptTokens > 0 {
+		if _, err := s.Prefill(ctx, tokens[:opts.PromptTokens], true); err != nil {
+			return r, fmt.Errorf("bench: warm-up prefill: %w", err)
+		}
 	}
 	s.Idle()
 	s.Reset() // toDepth keeps what the state holds only when it is the depth tokens
