@@ -471,6 +471,22 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 // activations, and MatMul goes row by row (dotRowActsAccel).
 func rowsActsAccel(Type, []byte, int, int, []Activation, []kPack4, []float32, int) int { return 0 }
 
+// padsActs4 reports whether MatMul gives the kernels of four activations a
+// last group of n padded to four (MatMulJob.padActs): a group of three,
+// for the types dotRowActsAccel has kernels of four for, at tierNEON and
+// above. Two are not padded: what four cost against two passes of one has
+// not been measured on these cores.
+func padsActs4(t Type, n int) bool {
+	if active < tierNEON || n != 3 {
+		return false
+	}
+	switch t {
+	case Q4_0, Q5_0, Q8_0, Q4_K, Q6_K:
+		return true
+	}
+	return false
+}
+
 // packsActs4 reports that no kernel reads packed activations (kPack4).
 func packsActs4(Type) bool { return false }
 

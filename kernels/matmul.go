@@ -47,6 +47,15 @@ type MatMulJob struct {
 	// otherwise).
 	pack8       []byte
 	pack8Blocks int
+	// padN is the size of the last group of activations (2 or 3) when the
+	// kernels of four take it padded (padsActs4): pad holds it and then
+	// copies of its last activation, padPack their side data when the
+	// kernels read it packed, and padOut their products (4 × rows), of
+	// which the first padN rows are copied into out.
+	padN    int
+	pad     [matMulActGroup]Activation
+	padPack []kPack4
+	padOut  []float32
 }
 
 // Do computes rows [lo, hi) of the weight matrix against every activation.
@@ -67,20 +76,30 @@ func (j *MatMulJob) Do(lo, hi int) {
 				continue
 			}
 			acts := j.acts[b0:min(b0+matMulActGroup, len(j.acts))]
+			n := len(acts)
 			var pk []kPack4
-			if nb := j.packBlocks; nb > 0 && len(acts) == matMulActGroup {
+			if nb := j.packBlocks; nb > 0 && n == matMulActGroup {
 				g := b0 / matMulActGroup
 				pk = j.pack[g*nb : (g+1)*nb]
 			}
+			out := j.out[b0*j.rows:]
+			if n < matMulActGroup && n == j.padN {
+				acts, pk, out = j.pad[:], j.padPack, j.padOut
+			}
 			for r := r0; r < r1; {
-				if k := rowsActsAccel(j.t, j.w[r*j.rowBytes:], j.rowBytes, r1-r, acts, pk, j.out[b0*j.rows+r:], j.rows); k > 0 {
+				if k := rowsActsAccel(j.t, j.w[r*j.rowBytes:], j.rowBytes, r1-r, acts, pk, out[r:], j.rows); k > 0 {
 					r += k
 					continue
 				}
-				dotRowActs(j.t, j.w[r*j.rowBytes:(r+1)*j.rowBytes], acts, j.out[b0*j.rows+r:], j.rows)
+				dotRowActs(j.t, j.w[r*j.rowBytes:(r+1)*j.rowBytes], acts, out[r:], j.rows)
 				r++
 			}
-			b0 += len(acts)
+			if len(acts) != n {
+				for b := range n {
+					copy(j.out[(b0+b)*j.rows+r0:(b0+b)*j.rows+r1], out[b*j.rows+r0:b*j.rows+r1])
+				}
+			}
+			b0 += n
 		}
 	}
 }
@@ -110,11 +129,42 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	pack, pack8 := job.pack, job.pack8
+	pack, pack8, padPack, padOut := job.pack, job.pack8, job.padPack, job.padOut
 	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out}
 	job.pack, job.packBlocks = packActs4(t, acts, pack)
 	job.pack8, job.pack8Blocks = packActs8(t, acts, pack8)
+	job.padPack, job.padOut = padPack[:0], padOut[:0]
+	job.padActs()
 	p.Run(rows, 16, job)
+}
+
+// padActs prepares the last group of activations, when it has two or three
+// and the kernels of four take it padded (padsActs4), as a group of four:
+// its activations, then its last one repeated (see MatMulJob.padN). Four
+// activations through a kernel that unpacks each row once for all of them
+// cost less than two or three passes over the rows one activation at a
+// time; the results are the same, each being DotRow's value.
+func (j *MatMulJob) padActs() {
+	n := len(j.acts)
+	if j.pack8Blocks > 0 {
+		n -= n / matMulActGroup8 * matMulActGroup8
+	}
+	n %= matMulActGroup
+	if n < 2 || !padsActs4(j.t, n) {
+		return
+	}
+	tail := j.acts[len(j.acts)-n:]
+	for b := range j.pad {
+		j.pad[b] = tail[min(b, n-1)]
+	}
+	if packsActs4(j.t) {
+		if nb := packableBlocks(j.pad[:], Q8_K, QKK); nb > 0 {
+			j.padPack = grow(j.padPack, nb)
+			packKActs4(j.padPack, j.pad[:])
+		}
+	}
+	j.padOut = grow(j.padOut, matMulActGroup*j.rows)
+	j.padN = n
 }
 
 // packActs4 fills pack with the side data of each full group of four

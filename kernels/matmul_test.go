@@ -49,7 +49,10 @@ func TestMatMulMatchesDotRow(t *testing.T) {
 			defer p.Close()
 			for _, typ := range weightTypes {
 				w, rowBytes := randomMatrix(r, typ, rows, n)
-				for _, b := range []int{1, 3, 4, 5, 9, 13, 16} { // 8 and more: the kernels of eight activations where the tier has them
+				// 8 and more: the kernels of eight activations where the tier
+				// has them; a last group of 2 or 3: padded to four where
+				// padsActs4 says so.
+				for _, b := range []int{1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 16} {
 					acts := randomActivations(r, typ.ActivationKind(), b, n)
 					out := make([]float32, b*rows)
 					for i := range out {
@@ -57,6 +60,14 @@ func TestMatMulMatchesDotRow(t *testing.T) {
 					}
 					var job MatMulJob
 					p.MatMul(&job, typ, w, rowBytes, acts, out)
+					tail := b
+					if job.pack8Blocks > 0 {
+						tail %= matMulActGroup8
+					}
+					tail %= matMulActGroup
+					if want := tail >= 2 && padsActs4(typ, tail); (job.padN != 0) != want || (want && job.padN != tail) {
+						t.Fatalf("%v, batch %d: last group of %d: padN %d, padded wanted: %v", typ, b, tail, job.padN, want)
+					}
 					for i := range b {
 						for row := range rows {
 							want := DotRow(typ, w[row*rowBytes:(row+1)*rowBytes], &acts[i])
@@ -81,7 +92,7 @@ func TestMatMulNoAlloc(t *testing.T) {
 		defer p.Close()
 		for _, typ := range weightTypes {
 			w, rowBytes := randomMatrix(r, typ, 64, 512)
-			for _, b := range []int{1, 8} { // 1: the matrix-vector kernels
+			for _, b := range []int{1, 3, 8} { // 1: the matrix-vector kernels; 3: padded to four where padsActs4 says so
 				acts := randomActivations(r, typ.ActivationKind(), b, 512)
 				out := make([]float32, b*64)
 				var job MatMulJob
