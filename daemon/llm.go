@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/edgellm/edgellm/api"
 	"github.com/edgellm/edgellm/gguf"
@@ -130,6 +131,10 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		e.slots = append(e.slots, &slot{state: st, gen: inference.NewGenerator(st, m.Tokenizer)})
 		e.free <- struct{}{}
 	}
+	if err := e.warmUp(ctx); err != nil {
+		e.closeSlots()
+		return fail(err)
+	}
 	e.cache = opts.CacheFile
 	if opts.PrefixCacheBytes != nil {
 		if b := opts.PrefixCacheBytes(); b > 0 {
@@ -148,6 +153,34 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// warmUpTokens is the length of the prompt warmUp runs: a batch, so that
+// the kernels of several tokens and their buffers are made too.
+const warmUpTokens = 8
+
+// warmUp runs a short prompt through the last slot and forgets it, as
+// llama.cpp's server warms up before it serves: every weight matrix is read
+// once, so the pages of the mapped file come in (from the disk, on a first
+// start: on a board with an SD card, seconds for each GiB) and the buffers
+// of a batch are made now, while the status says loading, instead of during
+// the first request. systemd's start timeout covers it; its watchdog starts
+// after READY.
+func (e *llm) warmUp(ctx context.Context) error {
+	st := e.slots[len(e.slots)-1].state
+	ids := make([]int32, min(warmUpTokens, st.Ctx()))
+	for i := range ids {
+		ids[i] = int32(i % e.model.Config.NVocab)
+	}
+	start := time.Now()
+	_, err := st.Prefill(ctx, ids, true)
+	st.Reset()
+	st.Idle()
+	if err != nil {
+		return fmt.Errorf("daemon: warming the model up: %w", err)
+	}
+	e.log.Info("model warmed up", "tokens", len(ids), "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // slot is one of the jobs the engine runs at once: a state (the KV cache)
