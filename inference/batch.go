@@ -435,9 +435,8 @@ func (s *workspace) deltaNet(out, x []float32, l, n int) {
 		}
 		qkv := row(s.qkv, i, cd)
 		causalConv(s.convRow, L.ConvW, hist, qkv, d.ConvL) // convRow = conv(…, qkv); hist takes qkv
-		for j, c := range s.convRow {
-			qkv[j] = kernels.SiLU(c) // qkv = silu(convRow)
-		}
+		kernels.SiLUs(s.convRow)                           // convRow = silu(convRow)
+		copy(qkv, s.convRow)                               // qkv = convRow
 		for h := range 2 * d.NKHead {
 			l2Norm(qkv[h*S:(h+1)*S], eps) // q and k heads L2-normed
 		}

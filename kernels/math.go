@@ -155,6 +155,20 @@ func ExpSub(x []float32, m float32) {
 	}
 }
 
+// SiLUs sets x[i] = SiLU(x[i]) for every i: SwiGLU's kernels with up = 1,
+// whose products by 1 are exact, so the values are SiLU's bit for bit.
+func SiLUs(x []float32) {
+	var one [64]float32
+	for i := range one {
+		one[i] = 1
+	}
+	for len(x) > 0 {
+		n := min(len(x), len(one))
+		SwiGLU(x[:n], one[:n])
+		x = x[n:]
+	}
+}
+
 // SwiGLU sets gate[i] = SiLU(gate[i]) * up[i] for i < len(gate). up must be at
 // least as long as gate.
 func SwiGLU(gate, up []float32) {

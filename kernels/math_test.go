@@ -155,6 +155,16 @@ func TestSiLUSwiGLU(t *testing.T) {
 				t.Fatalf("SwiGLU[%d] = %v, want %v", i, gate[i], want)
 			}
 		}
+		// SiLUs over more values than its ones buffer, and a tail the
+		// vector kernels leave to the loop.
+		x := randNormal32(r, 203, 4)
+		orig = append(orig[:0], x...)
+		SiLUs(x)
+		for i := range x {
+			if want := SiLU(orig[i]); math.Float32bits(x[i]) != math.Float32bits(want) {
+				t.Fatalf("SiLUs[%d] = %v, SiLU %v", i, x[i], want)
+			}
+		}
 	})
 }
 

@@ -169,9 +169,10 @@ func WeightBytesPerToken(m *inference.Model) int64 {
 // repetitions of a prefill of opts.PromptTokens random tokens and of
 // opts.GenTokens single-token decode steps, each after opts.Depth random
 // tokens in the cache (none by default: from an empty context), after a
-// warm-up (one step, and one untimed prefill test, as llama-bench's); and the memory read bandwidth, in passes after each
-// repetition, so that it is measured over the same period as the speeds it is
-// compared with (see bandwidth.go). The depth tokens are prefilled untimed
+// warm-up (one step, and one untimed prefill test, as llama-bench's); and
+// the memory read bandwidth, in passes after each repetition, so that it is
+// measured over the same period as the speeds it is compared with (see
+// bandwidth.go). The depth tokens are prefilled untimed
 // before each test, or kept from the previous test when the state can rewind
 // to them (see inference.State.CanRewind).
 func Run(ctx context.Context, name string, m *inference.Model, opts Options) (Report, error) {
