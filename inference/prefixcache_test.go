@@ -61,7 +61,8 @@ func checkPrefixCache(t *testing.T, kv KVType) {
 
 // TestCheckpointReusesSharedPrefix: Home Assistant's case. Prompts share a
 // 500-token system prompt and differ after it. With caches that cannot be
-// rewound (a DeltaNet or convolution state, a sliding-window ring) the
+// rewound (a DeltaNet or convolution state, a sliding-window ring, also
+// under gemma4's layers that read an earlier layer's cache) the
 // second prompt keeps a checkpoint where it parts from the first, and the
 // third reuses it; with full KV caches the second already reuses the
 // prefix and no checkpoint is needed. Outputs equal a fresh state's, with
@@ -77,7 +78,7 @@ func TestCheckpointReusesSharedPrefix(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		kv   KVType
-	}{{"qwen35-tiny-q8_0", KVF16}, {"lfm2-tiny-q8_0", KVF16}, {"gemma3-tiny-q8_0", KVF16}, {"qwen3-tiny-q8_0", KVF16},
+	}{{"qwen35-tiny-q8_0", KVF16}, {"gemma4-tiny-q8_0", KVF16}, {"lfm2-tiny-q8_0", KVF16}, {"gemma3-tiny-q8_0", KVF16}, {"qwen3-tiny-q8_0", KVF16},
 		{"gemma3-tiny-q8_0", KVQ8_0}, {"lfm2-tiny-q8_0", KVQ8_0}} {
 		name := tc.name
 		t.Run(name+"/"+tc.kv.String(), func(t *testing.T) {
