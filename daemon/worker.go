@@ -98,20 +98,16 @@ func (s *server) run(e *Entry, jobCtx context.Context) {
 	// OnReasoning). Responders buffer the text (api.Responder), so a slow
 	// client never holds up the steps the slots share.
 	var gone error
-	job.OnText = func(chunk string) error {
-		if err := rsp.Text(chunk); err != nil {
-			gone = err
+	noting := func(send func(string) error) func(string) error {
+		return func(chunk string) error {
+			err := send(chunk)
+			if err != nil {
+				gone = err
+			}
 			return err
 		}
-		return nil
 	}
-	job.OnReasoning = func(chunk string) error {
-		if err := rsp.Reasoning(chunk); err != nil {
-			gone = err
-			return err
-		}
-		return nil
-	}
+	job.OnText, job.OnReasoning = noting(rsp.Text), noting(rsp.Reasoning)
 	job.Progress = s.beat.Beat
 	out, err := s.engine.Run(jobCtx, job)
 	s.tokens.Add(uint64(out.Usage.CompletionTokens))
