@@ -414,3 +414,37 @@ func BenchmarkDeltaRule(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMatMulQ4_0x8 compares a Q4_0 matrix of 2048 × 2048 read as the
+// file holds it with the same matrix interleaved (Q4_0x8), on one thread,
+// for one activation (decode) and 32 (a prefill batch).
+func BenchmarkMatMulQ4_0x8(b *testing.B) {
+	const rows, n = 2048, 2048
+	r := rand.New(rand.NewPCG(15, 16))
+	rowBytes, _ := Q4_0.RowBytes(n)
+	w := make([]byte, rows*rowBytes)
+	randomBytes(r, w)
+	fillWeights(r, Q4_0, w)
+	x8 := make([]byte, len(w))
+	if err := InterleaveQ4_0(x8, w, rows, rowBytes); err != nil {
+		b.Fatal(err)
+	}
+	p := NewPool(1)
+	defer p.Close()
+	for _, batch := range []int{1, 32} {
+		acts := randomActivations(r, Q8_0, batch, n)
+		out := make([]float32, batch*rows)
+		for _, c := range []struct {
+			t Type
+			w []byte
+		}{{Q4_0, w}, {Q4_0x8, x8}} {
+			var job MatMulJob
+			b.Run(c.t.String()+"/"+strconv.Itoa(batch), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					p.MatMul(&job, c.t, c.w, rowBytes, acts, out)
+				}
+			})
+		}
+	}
+}

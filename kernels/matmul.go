@@ -56,10 +56,17 @@ type MatMulJob struct {
 	pad     [matMulActGroup]Activation
 	padPack []kPack4
 	padOut  []float32
+	// side holds each activation's x8Side per block (nb per activation, in
+	// order) when t is Q4_0x8.
+	side []x8Side
 }
 
 // Do computes rows [lo, hi) of the weight matrix against every activation.
 func (j *MatMulJob) Do(lo, hi int) {
+	if j.t == Q4_0x8 {
+		j.doQ4_0x8(lo, hi)
+		return
+	}
 	if len(j.acts) == 1 {
 		MatVec(j.t, j.w[lo*j.rowBytes:hi*j.rowBytes], j.rowBytes, &j.acts[0], j.out[lo:hi])
 		return
@@ -129,8 +136,13 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	pack, pack8, padPack, padOut := job.pack, job.pack8, job.padPack, job.padOut
+	pack, pack8, padPack, padOut, side := job.pack, job.pack8, job.padPack, job.padOut, job.side
 	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out}
+	if t == Q4_0x8 {
+		job.prepareQ4_0x8(side)
+		p.Run(rows, 16, job)
+		return
+	}
 	job.pack, job.packBlocks = packActs4(t, acts, pack)
 	job.pack8, job.pack8Blocks = packActs8(t, acts, pack8)
 	job.padPack, job.padOut = padPack[:0], padOut[:0]

@@ -84,6 +84,9 @@ func (t Type) String() string {
 	if ti, ok := t.info(); ok {
 		return ti.name
 	}
+	if t == Q4_0x8 {
+		return "Q4_0x8"
+	}
 	return fmt.Sprintf("type(%d)", uint32(t))
 }
 
@@ -108,14 +111,14 @@ func (t Type) RowBytes(n int) (int, error) {
 }
 
 // ActivationKind is the format the activation vector is quantized to before it is
-// multiplied with weights of type t: Q8_0 for Q4_0, Q5_0 and Q8_0, Q8_1 for Q4_1
+// multiplied with weights of type t: Q8_0 for Q4_0 (and Q4_0x8), Q5_0 and Q8_0, Q8_1 for Q4_1
 // and Q5_1, Q8_K for the K-quants, F16 for F16 weights and BF16 for BF16 weights
 // (the activation rounded to that precision, kept as float32 values), and F32
 // otherwise. It is the reference implementation's choice (its vec_dot_type), so
 // the products per block match it.
 func (t Type) ActivationKind() Type {
 	switch t {
-	case Q4_0, Q5_0, Q8_0:
+	case Q4_0, Q5_0, Q8_0, Q4_0x8:
 		return Q8_0
 	case Q4_1, Q5_1:
 		return Q8_1

@@ -1,0 +1,158 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Q4_0 rows interleaved eight at a time (Q4_0x8, interleave.go) with Q8_0
+// activations, AVX2, FMA and F16C. Per block of a group: Y12 = the eight
+// rows' scales as float32; Y0…Y7 = the nibbles of the four quant parts,
+// Yk holding values 4k…4k+3 of every row (low nibbles of part k for k < 4,
+// high nibbles of part k−4 after), so that VPMADDUBSW with the activation's
+// bytes 4k…4k+3 broadcast gives each row's products in its own lanes. The
+// eight products are summed in int16 (|sum| ≤ 8·2·15·128 < 2^15), then in
+// pairs to int32: lane r is row r's Σ nibble·quant, from which the block's
+// 8·Σ quants (x8Side.c) is taken to give dotQ4_0Generic's exact block sum.
+// Then the lanes go through dotQ4_0Generic's float32 operations: one
+// conversion, the product of the scales and one fused multiply-add.
+
+DATA x8nibbles<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA x8nibbles<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA x8nibbles<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA x8nibbles<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL x8nibbles<>(SB), RODATA|NOPTR, $32
+
+DATA x8ones<>+0(SB)/8, $0x0001000100010001
+DATA x8ones<>+8(SB)/8, $0x0001000100010001
+DATA x8ones<>+16(SB)/8, $0x0001000100010001
+DATA x8ones<>+24(SB)/8, $0x0001000100010001
+GLOBL x8ones<>(SB), RODATA|NOPTR, $32
+
+// Y12 = the scales and Y0…Y7 the nibbles of the block at SI.
+#define X8_BLOCK \
+	VCVTPH2PS 0(SI), Y12; \
+	VMOVDQU   16(SI), Y4; \
+	VMOVDQU   48(SI), Y5; \
+	VMOVDQU   80(SI), Y6; \
+	VMOVDQU   112(SI), Y7; \
+	VPAND     x8nibbles<>(SB), Y4, Y0; \
+	VPAND     x8nibbles<>(SB), Y5, Y1; \
+	VPAND     x8nibbles<>(SB), Y6, Y2; \
+	VPAND     x8nibbles<>(SB), Y7, Y3; \
+	VPSRLW    $4, Y4, Y4; \
+	VPSRLW    $4, Y5, Y5; \
+	VPSRLW    $4, Y6, Y6; \
+	VPSRLW    $4, Y7, Y7; \
+	VPAND     x8nibbles<>(SB), Y4, Y4; \
+	VPAND     x8nibbles<>(SB), Y5, Y5; \
+	VPAND     x8nibbles<>(SB), Y6, Y6; \
+	VPAND     x8nibbles<>(SB), Y7, Y7
+
+// P = the int16 pair sums of the nibbles W with the activation's bytes
+// off…off+3 at Q (R8 = 8 × the block's index) broadcast to every lane.
+#define X8_PRODUCT(Q, off, W, P) \
+	VPBROADCASTD off(Q)(R8*4), P; \
+	VPMADDUBSW   P, W, P
+
+// ACC = fma(float32(block sums), scales × d, ACC) lane by lane for the
+// activation block whose quants are at Q and side (d, c) at S (R8 = 8 ×
+// the block's index). Clobbers Y13…Y15.
+#define X8_ACT(Q, S, ACC) \
+	X8_PRODUCT(Q, 0, Y0, Y13); \
+	X8_PRODUCT(Q, 4, Y1, Y15); \
+	X8_PRODUCT(Q, 8, Y2, Y14); \
+	VPADDW Y15, Y13, Y13; \
+	X8_PRODUCT(Q, 12, Y3, Y15); \
+	VPADDW Y14, Y13, Y13; \
+	X8_PRODUCT(Q, 16, Y4, Y14); \
+	VPADDW Y15, Y13, Y13; \
+	X8_PRODUCT(Q, 20, Y5, Y15); \
+	VPADDW Y14, Y13, Y13; \
+	X8_PRODUCT(Q, 24, Y6, Y14); \
+	VPADDW Y15, Y13, Y13; \
+	X8_PRODUCT(Q, 28, Y7, Y15); \
+	VPADDW Y14, Y13, Y13; \
+	VPADDW Y15, Y13, Y13; \
+	VPMADDWD     x8ones<>(SB), Y13, Y13; \
+	VPBROADCASTD 4(S)(R8*1), Y14; \
+	VPSUBD       Y14, Y13, Y13; \
+	VCVTDQ2PS    Y13, Y13; \
+	VBROADCASTSS 0(S)(R8*1), Y14; \
+	VMULPS       Y12, Y14, Y14; \
+	VFMADD231PS  Y13, Y14, ACC
+
+// func dotQ4_0x8AVX2(w *byte, groups, nb int, qs *int8, side *x8Side, out *float32)
+TEXT ·dotQ4_0x8AVX2(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ groups+8(FP), R9
+	MOVQ qs+24(FP), DI
+	MOVQ side+32(FP), DX
+	MOVQ out+40(FP), AX
+
+x8group:
+	MOVQ   nb+16(FP), CX
+	XORQ   R8, R8
+	VXORPS Y8, Y8, Y8
+
+x8block:
+	X8_BLOCK
+	X8_ACT(DI, DX, Y8)
+	ADDQ $144, SI
+	ADDQ $8, R8
+	DECQ CX
+	JNZ  x8block
+
+	VMOVUPS Y8, (AX)
+	ADDQ    $32, AX
+	DECQ    R9
+	JNZ     x8group
+	VZEROUPPER
+	RET
+
+// func dotQ4_0x8Acts4AVX2(w *byte, groups, nb int, p *x8Ptrs4, out *float32, stride int)
+TEXT ·dotQ4_0x8Acts4AVX2(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ groups+8(FP), R14
+	MOVQ p+24(FP), AX
+	MOVQ 0(AX), DI
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ 32(AX), DX
+	MOVQ 40(AX), BX
+	MOVQ 48(AX), R12
+	MOVQ 56(AX), R13
+	MOVQ out+32(FP), AX
+
+x8a4group:
+	MOVQ   nb+16(FP), CX
+	XORQ   R8, R8
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+x8a4block:
+	X8_BLOCK
+	X8_ACT(DI, DX, Y8)
+	X8_ACT(R9, BX, Y9)
+	X8_ACT(R10, R12, Y10)
+	X8_ACT(R11, R13, Y11)
+	ADDQ $144, SI
+	ADDQ $8, R8
+	DECQ CX
+	JNZ  x8a4block
+
+	MOVQ    stride+40(FP), CX
+	SHLQ    $2, CX
+	MOVQ    AX, R8
+	VMOVUPS Y8, (R8)
+	ADDQ    CX, R8
+	VMOVUPS Y9, (R8)
+	ADDQ    CX, R8
+	VMOVUPS Y10, (R8)
+	ADDQ    CX, R8
+	VMOVUPS Y11, (R8)
+	ADDQ    $32, AX
+	DECQ    R14
+	JNZ     x8a4group
+	VZEROUPPER
+	RET

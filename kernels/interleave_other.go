@@ -1,0 +1,19 @@
+//go:build purego || !amd64
+
+package kernels
+
+// Interleaves reports whether the active tier has kernels for t's
+// interleaved layout: none without amd64's assembly (NEON kernels for
+// Q4_0x8 are not written), so nothing is interleaved there.
+func Interleaves(Type) bool { return false }
+
+// q4_0x8Act is dotQ4_0x8Generic.
+func q4_0x8Act(w []byte, groups, nb int, qs []int8, side []x8Side, out []float32) {
+	dotQ4_0x8Generic(w, groups, nb, qs, side, out)
+}
+
+// q4_0x8Acts4 sets out[b·stride + 8g + r] to row r of group g with acts[b]
+// for the four activations, as dotQ4_0x8Generic.
+func q4_0x8Acts4(w []byte, groups, nb int, acts []Activation, sides []x8Side, out []float32, stride int) {
+	dotQ4_0x8Acts4Generic(w, groups, nb, acts, sides, out, stride)
+}

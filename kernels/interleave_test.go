@@ -1,0 +1,117 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMatMulQ4_0x8MatchesDotRow checks products with interleaved Q4_0 rows
+// against DotRow of the rows as the file holds them, bit for bit, on every
+// tier: batches of one (decode) to sixteen (groups of four and the rest),
+// thread counts that split the groups unevenly, rows short enough that a
+// tile holds many groups and long enough that it holds one, and the
+// extremes of the int16 block sums (nibbles 15 with quants −128 and 127).
+func TestMatMulQ4_0x8MatchesDotRow(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, shape := range []struct{ rows, n int }{{8, 32}, {136, 64}, {24, 2048}} {
+			w, rowBytes := randomMatrix(r, Q4_0, shape.rows, shape.n)
+			x8 := make([]byte, len(w))
+			if err := InterleaveQ4_0(x8, w, shape.rows, rowBytes); err != nil {
+				t.Fatal(err)
+			}
+			for _, threads := range []int{1, 2, 3} {
+				p := NewPool(threads)
+				defer p.Close()
+				for _, b := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16} {
+					acts := randomActivations(r, Q8_0, b, shape.n)
+					checkQ4_0x8(t, p, w, x8, rowBytes, acts)
+				}
+			}
+		}
+		// Every nibble 15 with quants of one sign: the largest block sums.
+		const rows, n = 16, 256
+		w, rowBytes := randomMatrix(r, Q4_0, rows, n)
+		for i := range w {
+			if i%q4_0Bytes >= 2 {
+				w[i] = 0xff
+			}
+		}
+		x8 := make([]byte, len(w))
+		if err := InterleaveQ4_0(x8, w, rows, rowBytes); err != nil {
+			t.Fatal(err)
+		}
+		acts := randomActivations(r, Q8_0, 5, n)
+		for i := range acts {
+			for k := range acts[i].Qs {
+				acts[i].Qs[k] = []int8{-128, 127, -128, 127, 0}[i]
+			}
+		}
+		p := NewPool(2)
+		defer p.Close()
+		checkQ4_0x8(t, p, w, x8, rowBytes, acts)
+	})
+}
+
+// checkQ4_0x8 compares MatMul of the interleaved x8 with DotRow of w's rows.
+func checkQ4_0x8(t *testing.T, p *Pool, w, x8 []byte, rowBytes int, acts []Activation) {
+	t.Helper()
+	rows := len(w) / rowBytes
+	out := make([]float32, len(acts)*rows)
+	for i := range out {
+		out[i] = float32(math.NaN())
+	}
+	var job MatMulJob
+	p.MatMul(&job, Q4_0x8, x8, rowBytes, acts, out)
+	for b := range acts {
+		for row := range rows {
+			want := DotRow(Q4_0, w[row*rowBytes:(row+1)*rowBytes], &acts[b])
+			if got := out[b*rows+row]; math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("%d rows of %d bytes, batch %d: out[%d][%d] = %v, DotRow %v", rows, rowBytes, len(acts), b, row, got, want)
+			}
+		}
+	}
+}
+
+// TestMatMulQ4_0x8NoAlloc checks that interleaved products with a reused
+// job allocate nothing, for one activation and for a batch.
+func TestMatMulQ4_0x8NoAlloc(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		p := NewPool(2)
+		defer p.Close()
+		w, rowBytes := randomMatrix(r, Q4_0, 64, 512)
+		x8 := make([]byte, len(w))
+		if err := InterleaveQ4_0(x8, w, 64, rowBytes); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []int{1, 5} {
+			acts := randomActivations(r, Q8_0, b, 512)
+			out := make([]float32, b*64)
+			var job MatMulJob
+			if a := testing.AllocsPerRun(20, func() { p.MatMul(&job, Q4_0x8, x8, rowBytes, acts, out) }); a != 0 {
+				t.Errorf("batch %d: %v allocations per MatMul", b, a)
+			}
+		}
+	})
+}
+
+// TestInterleaveQ4_0Shapes checks that shapes the layout cannot hold are
+// refused, not written.
+func TestInterleaveQ4_0Shapes(t *testing.T) {
+	for _, c := range []struct{ rows, rowBytes, len int }{
+		{7, 18, 7 * 18},   // not a multiple of eight rows
+		{8, 17, 8 * 17},   // not whole blocks
+		{8, 18, 8*18 - 1}, // wrong size
+		{0, 18, 0},
+	} {
+		src := make([]byte, c.len)
+		if err := InterleaveQ4_0(make([]byte, c.len), src, c.rows, c.rowBytes); err == nil {
+			t.Errorf("%d rows of %d bytes in %d: interleaved", c.rows, c.rowBytes, c.len)
+		}
+	}
+	if Q4_0x8.Known() || Q4_0x8.Supported() || Q4_0x8.String() != "Q4_0x8" || Q4_0x8.ActivationKind() != Q8_0 {
+		t.Errorf("Q4_0x8: Known %v, Supported %v, String %q, ActivationKind %v", Q4_0x8.Known(), Q4_0x8.Supported(), Q4_0x8, Q4_0x8.ActivationKind())
+	}
+}
