@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -98,6 +100,33 @@ func (f *File) Close() error {
 	}
 	if err != nil {
 		return fmt.Errorf("gguf: munmap: %w", err)
+	}
+	return nil
+}
+
+// Release lets the kernel drop the resident pages of b, a part of the
+// file's mapping (a tensor's Data) the caller will not read again, such as
+// a tensor copied elsewhere: only the pages wholly inside b, so that a
+// neighbour's data stays. Reading b afterwards reads the file again. It does
+// nothing for a File made by Parse or a closed File, and fails when b is
+// not in the mapping.
+func (f *File) Release(b []byte) error {
+	if !f.mapped || f.data == nil || len(b) == 0 {
+		return nil
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(f.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < base || p-base+uintptr(len(b)) > uintptr(len(f.data)) {
+		return errors.New("gguf: release: the bytes are not in the file's mapping")
+	}
+	page := uintptr(os.Getpagesize())
+	lo := (p - base + page - 1) &^ (page - 1)
+	hi := (p - base + uintptr(len(b))) &^ (page - 1)
+	if lo >= hi {
+		return nil
+	}
+	if err := unix.Madvise(f.data[lo:hi], unix.MADV_DONTNEED); err != nil {
+		return fmt.Errorf("gguf: madvise dontneed: %w", err)
 	}
 	return nil
 }
