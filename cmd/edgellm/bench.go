@@ -11,7 +11,6 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/edgellm/edgellm/inference"
 	"github.com/edgellm/edgellm/inference/bench"
 )
 
@@ -25,6 +24,7 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	reps := fs.Int("r", 3, "repetitions of each test")
 	parallel := fs.Int("parallel", 0, "decode this many sequences at once through the batcher the daemon uses (tok/s of all together), and time a short prompt joining a long prefill (0: one state of its own)")
 	kvName := kvTypeFlag(fs)
+	repack := repackFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	bwMiB := fs.Int64("bw-mib", 0, "measure the bandwidth on a buffer of this many MiB (default: the model's tensor data when they are at least 512 MiB, else a buffer that large; -1: skip)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (pprof format) to `FILE`")
@@ -44,7 +44,7 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := inference.Load(*model)
+	m, err := loadModel(*model, *repack, stderr)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/edgellm/edgellm/inference"
 )
 
 func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -23,6 +21,7 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	out := fs.String("logits", "", "output `FILE`: one row of float32 logits per position")
 	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
 	kvName := kvTypeFlag(fs)
+	repack := repackFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -49,7 +48,7 @@ func cmdEval(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return usageError{err.Error()}
 		}
 	}
-	m, err := inference.Load(*model)
+	m, err := loadModel(*model, *repack, stderr)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctxLen := fs.Int("c", 0, "context length `CTX` in tokens (default: the model's, at most 2048)")
 	threads := fs.Int("j", 0, "use `THREADS` threads (default: the CPUs this process may use)")
 	kvName := kvTypeFlag(fs)
+	repack := repackFlag(fs)
 	asChat := fs.Bool("chat", false, "send the prompt as a user message, formatted with the chat template")
 	tmplName := fs.String("chat-template", "", "chat template for --chat: a `NAME` (chatml, zephyr, llama2, llama3, llama3.1, phi3) or a FILE.jinja (default: the model's own)")
 	asJSON := fs.Bool("json", false, "answer with one JSON value")
@@ -77,7 +78,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		text = string(b)
 	}
 
-	m, err := inference.Load(pos[0])
+	m, err := loadModel(pos[0], *repack, stderr)
 	if err != nil {
 		return err
 	}
