@@ -182,7 +182,7 @@ func TestParseConfigErrors(t *testing.T) {
 		msg        string
 	}{
 		{"unknown top key", "modle:\n  path: x\n", "modle", 1, "unknown key"},
-		{"unknown nested key", minimal + "  contxt: 5\n", "model.contxt", 3, "unknown key; the keys of model are: chat_template, context, kv_type, nice, path, threads"},
+		{"unknown nested key", minimal + "  contxt: 5\n", "model.contxt", 3, "unknown key; the keys of model are: chat_template, context, kv_type, nice, path, repack, threads"},
 		{"unknown deep key", minimal + "mqtt:\n  tls:\n    capath: x\n", "mqtt.tls.capath", 5, "unknown key"},
 		{"int type", minimal + "  context: big\n", "model.context", 3, "want an integer, got !!str `big`"},
 		{"float type", minimal + "sampling:\n  top_p: high\n", "sampling.top_p", 4, "want a number"},

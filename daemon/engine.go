@@ -39,6 +39,7 @@ type LoadOptions struct {
 	Threads      int    // model.threads (resolved, ≥ 1)
 	ChatTemplate string // model.chat_template ("" = the model's own)
 	KVType       string // model.kv_type ("" = f16)
+	Repack       bool   // model.repack
 	// Slots is how many jobs run at once (queue.slots resolved, ≥ 1; 0
 	// means 1) unless PlannedSlots is set.
 	Slots int
@@ -93,6 +94,9 @@ type ModelInfo struct {
 	KVCacheBytes uint64
 	// Slots is how many jobs Run answers at once (0 means 1).
 	Slots int
+	// RepackBytes is the weights model.repack copies to the heap (0:
+	// none); the memory plan counts them beside the KV cache.
+	RepackBytes uint64
 }
 
 // CacheBytes is the memory of the model's caches at a context of n tokens

@@ -88,6 +88,9 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	}
 	info.Arch = string(m.Config.Arch)
 	info.Params, info.Quant = weightsOf(m.File)
+	if opts.Repack {
+		info.RepackBytes = uint64(m.InterleaveBytes())
+	}
 	fail := func(err error) (Engine, error) {
 		m.Close()
 		return nil, err
@@ -110,6 +113,13 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	e := &llm{model: m, info: info, ctx: opts.Context, log: opts.Logger, guard: &templateGuard{probe: opts.TemplateProbe}}
 	if e.log == nil {
 		e.log = slog.Default()
+	}
+	if opts.Repack {
+		n, err := m.Interleave()
+		if err != nil {
+			return fail(fmt.Errorf("model.repack: %w", err))
+		}
+		e.log.Info("model weights repacked", "bytes", n)
 	}
 	e.tmpl, e.tmplErr = loadTemplate(ctx, opts.ChatTemplate, m, e.guard, e.log)
 	if opts.ChatTemplate != "" && e.tmplErr != nil {

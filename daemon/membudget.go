@@ -357,6 +357,10 @@ type PlanInput struct {
 	Budget uint64
 	// ModelBytes is the size of the model file, which is memory-mapped.
 	ModelBytes uint64
+	// RepackBytes is the part of the model's weights that model.repack
+	// copies to the heap (their pages of the file are let go): memory that
+	// cannot page from disk, so it must fit beside the KV cache.
+	RepackBytes uint64
 	// Context is the configured context length in tokens (of each slot).
 	Context int
 	// KVBytesPerToken and KVBytesFixed give the layers' caches of one slot
@@ -456,6 +460,18 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 			formatMiB(in.Overhead), formatMiB(in.Budget))
 	}
 	left := in.Budget - in.Overhead
+	// fixed says what the budget leaves room beside, for the errors.
+	fixed := formatMiB(in.Overhead) + " overhead"
+	if in.RepackBytes > 0 {
+		if in.RepackBytes >= left {
+			return p, fmt.Errorf("daemon: memory: model.repack copies %s of weights to the heap, and the budget leaves %s (budget %s minus %s); "+
+				"turn model.repack off or raise the memory limit", formatMiB(in.RepackBytes), formatMiB(left), formatMiB(in.Budget), fixed)
+		}
+		left -= in.RepackBytes // heap that is neither KV cache nor buffers, like the overhead
+		fixed += " and " + formatMiB(in.RepackBytes) + " of weights model.repack copies"
+	}
+	// mapped is what the model keeps in the file's pages.
+	mapped := in.ModelBytes - min(in.RepackBytes, in.ModelBytes)
 	// need is the memory of n slots beside the overhead.
 	need := func(n int) uint64 { return uint64(n)*slotKV + uint64(max(n-1, 0))*in.SlotBytes }
 	// fits counts the slots (up to limit) whose memory is at most room.
@@ -471,8 +487,8 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 	if p.Slots == 0 {
 		auto := max(in.MaxAutoSlots, 1)
 		p.Slots = 1
-		if left > in.ModelBytes {
-			p.Slots = max(fits(left-in.ModelBytes, auto), 1)
+		if left > mapped {
+			p.Slots = max(fits(left-mapped, auto), 1)
 		}
 	}
 	p.KVBytes = uint64(p.Slots) * slotKV
@@ -490,20 +506,20 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 	}
 	if used := p.KVBytes + p.SlotBytes; used > left {
 		if p.Slots > 1 && p.MaxSlots >= 1 {
-			return p, fmt.Errorf("daemon: memory: queue.slots %d at context %d needs %s of KV cache and buffers, budget leaves %s (budget %s minus %s overhead); "+
+			return p, fmt.Errorf("daemon: memory: queue.slots %d at context %d needs %s of KV cache and buffers, budget leaves %s (budget %s minus %s); "+
 				"slots that fit at this context: %d; context that fits %d slots: %d; lower queue.slots (0: as many as fit) or model.context, or raise the memory limit",
-				p.Slots, in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxSlots, p.Slots, p.MaxContext)
+				p.Slots, in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), fixed, p.MaxSlots, p.Slots, p.MaxContext)
 		}
-		return p, fmt.Errorf("daemon: memory: context %d needs %s of KV cache, budget leaves %s (budget %s minus %s overhead); "+
+		return p, fmt.Errorf("daemon: memory: context %d needs %s of KV cache, budget leaves %s (budget %s minus %s); "+
 			"the largest context that fits is %d: lower model.context or raise the memory limit",
-			in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), formatMiB(in.Overhead), p.MaxContext)
+			in.Context, formatMiB(used), formatMiB(left), formatMiB(in.Budget), fixed, p.MaxContext)
 	}
 	rest := left - p.KVBytes - p.SlotBytes
-	p.ModelResident = in.ModelBytes <= rest
+	p.ModelResident = mapped <= rest
 	if p.ModelResident {
-		p.HeapLimit = clampInt64(in.Budget - in.ModelBytes)
+		p.HeapLimit = clampInt64(in.Budget - mapped)
 	} else {
-		p.HeapLimit = clampInt64(p.KVBytes + p.SlotBytes + in.Overhead)
+		p.HeapLimit = clampInt64(p.KVBytes + p.SlotBytes + in.Overhead + in.RepackBytes)
 		p.Warning = fmt.Sprintf("the model file (%s) is larger than the %s the budget leaves beside the KV cache and overhead; "+
 			"it will page from disk and generation will be slow", formatMiB(in.ModelBytes), formatMiB(rest))
 	}

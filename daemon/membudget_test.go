@@ -287,6 +287,34 @@ func TestPlan(t *testing.T) {
 		}
 	})
 
+	t.Run("repacked weights", func(t *testing.T) {
+		// 520 MiB of the 600 MiB file copied to the heap: the model stays
+		// resident, the heap limit grows by them.
+		p, err := Plan(PlanInput{Budget: 1024 * MiB, Overhead: 64 * MiB, ModelBytes: 600 * MiB, RepackBytes: 520 * MiB, Context: 2048, KVBytesPerToken: kv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.ModelResident || p.HeapLimit != 944*MiB || p.MaxContext != int(440*MiB/kv) {
+			t.Errorf("plan %+v", p)
+		}
+		// The rest of a large file pages; the copied weights cannot.
+		p, err = Plan(PlanInput{Budget: 1024 * MiB, Overhead: 64 * MiB, ModelBytes: 2000 * MiB, RepackBytes: 500 * MiB, Context: 2048, KVBytesPerToken: kv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ModelResident || p.HeapLimit != 608*MiB {
+			t.Errorf("plan %+v", p)
+		}
+		_, err = Plan(PlanInput{Budget: 1024 * MiB, Overhead: 64 * MiB, ModelBytes: 2000 * MiB, RepackBytes: 1000 * MiB, Context: 2048, KVBytesPerToken: kv})
+		if err == nil || !strings.Contains(err.Error(), "model.repack copies 1000 MiB of weights to the heap, and the budget leaves 960 MiB") {
+			t.Errorf("repack larger than the budget: error %v", err)
+		}
+		_, err = Plan(PlanInput{Budget: 1024 * MiB, Overhead: 64 * MiB, ModelBytes: 1000 * MiB, RepackBytes: 900 * MiB, Context: 4096, KVBytesPerToken: kv})
+		if err == nil || !strings.Contains(err.Error(), "budget leaves 60 MiB (budget 1024 MiB minus 64 MiB overhead and 900 MiB of weights model.repack copies)") {
+			t.Errorf("context beside repacked weights: error %v", err)
+		}
+	})
+
 	t.Run("model pages from disk", func(t *testing.T) {
 		p, err := Plan(PlanInput{Budget: 1024 * MiB, Overhead: 64 * MiB, ModelBytes: 2000 * MiB, Context: 2048, KVBytesPerToken: kv})
 		if err != nil {

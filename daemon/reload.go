@@ -63,7 +63,7 @@ func (s *server) reload(ctx context.Context) {
 
 	if old.Model.Path == cfg.Model.Path && old.Model.Context == cfg.Model.Context &&
 		old.Model.Threads == cfg.Model.Threads && old.Model.ChatTemplate == cfg.Model.ChatTemplate &&
-		old.Model.KVType == cfg.Model.KVType && old.Queue.Slots == cfg.Queue.Slots {
+		old.Model.KVType == cfg.Model.KVType && old.Model.Repack == cfg.Model.Repack && old.Queue.Slots == cfg.Queue.Slots {
 		ready()
 		s.kickStatus()
 		return

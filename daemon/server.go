@@ -286,6 +286,7 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Threads:       cfg.Model.Threads,
 		ChatTemplate:  cfg.Model.ChatTemplate,
 		KVType:        cfg.Model.KVType,
+		Repack:        cfg.Model.Repack,
 		Slots:         cfg.Queue.Slots,
 		PlannedSlots:  func() int { return plan.Slots },
 		TemplateProbe: s.opts.TemplateProbe,
@@ -302,7 +303,7 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Logger: s.log,
 		Check: func(m ModelInfo) error {
 			var err error
-			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, Context: cfg.Model.Context,
+			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, RepackBytes: m.RepackBytes, Context: cfg.Model.Context,
 				KVBytesPerToken: m.CacheBytesPerToken, KVBytesFixed: m.CacheBytesFixed, Overhead: overheadBytes,
 				Slots: cfg.Queue.Slots, SlotBytes: m.StateBytes, MaxAutoSlots: AutoSlots(availableCPUs(), s.budget.Total, s.budget.Limit)})
 			if err != nil {
