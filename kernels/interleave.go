@@ -122,6 +122,10 @@ func x8Sides(side []x8Side, a *Activation, nb int) {
 // time, then with the rest one at a time.
 func (j *MatMulJob) doQ4_0x8(lo, hi int) {
 	nb := j.rowBytes / q4_0Bytes
+	if len(j.acts) == 1 { // decode: the rows once, nothing to keep in L1
+		q4_0x8Act(j.w[lo*j.rowBytes:hi*j.rowBytes], (hi-lo)/8, nb, j.acts[0].Qs, j.side, j.out[lo:hi])
+		return
+	}
 	tile := max(1, matMulTileBytes/(8*j.rowBytes))
 	for g0 := lo / 8; g0 < hi/8; g0 += tile {
 		groups := min(tile, hi/8-g0)

@@ -26,13 +26,13 @@ DATA x8ones<>+16(SB)/8, $0x0001000100010001
 DATA x8ones<>+24(SB)/8, $0x0001000100010001
 GLOBL x8ones<>(SB), RODATA|NOPTR, $32
 
-// Y12 = the scales and Y0…Y7 the nibbles of the block at SI.
-#define X8_BLOCK \
-	VCVTPH2PS 0(SI), Y12; \
-	VMOVDQU   16(SI), Y4; \
-	VMOVDQU   48(SI), Y5; \
-	VMOVDQU   80(SI), Y6; \
-	VMOVDQU   112(SI), Y7; \
+// Y12 = the scales and Y0…Y7 the nibbles of the block at W.
+#define X8_BLOCK(W) \
+	VCVTPH2PS 0(W), Y12; \
+	VMOVDQU   16(W), Y4; \
+	VMOVDQU   48(W), Y5; \
+	VMOVDQU   80(W), Y6; \
+	VMOVDQU   112(W), Y7; \
 	VPAND     x8nibbles<>(SB), Y4, Y0; \
 	VPAND     x8nibbles<>(SB), Y5, Y1; \
 	VPAND     x8nibbles<>(SB), Y6, Y2; \
@@ -93,7 +93,9 @@ x8group:
 	VXORPS Y8, Y8, Y8
 
 x8block:
-	X8_BLOCK
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	X8_BLOCK(SI)
 	X8_ACT(DI, DX, Y8)
 	ADDQ $144, SI
 	ADDQ $8, R8
@@ -104,6 +106,49 @@ x8block:
 	ADDQ    $32, AX
 	DECQ    R9
 	JNZ     x8group
+	VZEROUPPER
+	RET
+
+// func dotQ4_0x8x2AVX2(w, w2 *byte, groups, nb int, qs *int8, side *x8Side, out, out2 *float32)
+//
+// dotQ4_0x8AVX2 for the groups at w and, block by block beside them, those
+// at w2: two streams from memory, each prefetched 4 KiB ahead.
+TEXT ·dotQ4_0x8x2AVX2(SB), NOSPLIT, $0-64
+	MOVQ w+0(FP), SI
+	MOVQ w2+8(FP), R10
+	MOVQ groups+16(FP), R9
+	MOVQ qs+32(FP), DI
+	MOVQ side+40(FP), DX
+	MOVQ out+48(FP), AX
+	MOVQ out2+56(FP), BX
+
+x8x2group:
+	MOVQ   nb+24(FP), CX
+	XORQ   R8, R8
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+
+x8x2block:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4096(R10)
+	PREFETCHT0 4160(R10)
+	X8_BLOCK(SI)
+	X8_ACT(DI, DX, Y8)
+	X8_BLOCK(R10)
+	X8_ACT(DI, DX, Y9)
+	ADDQ $144, SI
+	ADDQ $144, R10
+	ADDQ $8, R8
+	DECQ CX
+	JNZ  x8x2block
+
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, (BX)
+	ADDQ    $32, AX
+	ADDQ    $32, BX
+	DECQ    R9
+	JNZ     x8x2group
 	VZEROUPPER
 	RET
 
@@ -131,7 +176,7 @@ x8a4group:
 	VXORPS Y11, Y11, Y11
 
 x8a4block:
-	X8_BLOCK
+	X8_BLOCK(SI)
 	X8_ACT(DI, DX, Y8)
 	X8_ACT(R9, BX, Y9)
 	X8_ACT(R10, R12, Y10)

@@ -448,3 +448,27 @@ func BenchmarkMatMulQ4_0x8(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatVecPoolQ4_0x8 is BenchmarkMatVecPool's Q4_0 case with the
+// matrix interleaved (Q4_0x8): the bandwidth decoding reaches with it.
+func BenchmarkMatVecPoolQ4_0x8(b *testing.B) {
+	p := NewPool(runtime.GOMAXPROCS(0))
+	defer p.Close()
+	r := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, benchMatrixBytes)
+	randomBytes(r, buf)
+	w, rowBytes, rows := benchMatrix(r, Q4_0, buf)
+	rows &^= 7
+	w = w[:rows*rowBytes]
+	x8 := make([]byte, len(w))
+	if err := InterleaveQ4_0(x8, w, rows, rowBytes); err != nil {
+		b.Fatal(err)
+	}
+	acts := []Activation{*benchActivation(r, Q4_0)}
+	out := make([]float32, rows)
+	var job MatMulJob
+	b.SetBytes(int64(len(x8)))
+	for b.Loop() {
+		p.MatMul(&job, Q4_0x8, x8, rowBytes, acts, out)
+	}
+}
