@@ -94,12 +94,14 @@ func dotQ4_0x8Generic(w []byte, groups, nb int, qs []int8, side []x8Side, out []
 	}
 }
 
-// dotQ4_0x8Acts4Generic sets out[b·stride + 8g + r] to row r of group g
-// with acts[b] for four activations (sides: nb per activation, in order),
-// each as dotQ4_0x8Generic.
-func dotQ4_0x8Acts4Generic(w []byte, groups, nb int, acts []Activation, sides []x8Side, out []float32, stride int) {
-	for b := range 4 {
-		dotQ4_0x8Generic(w, groups, nb, acts[b].Qs, sides[b*nb:(b+1)*nb], out[b*stride:])
+// q4_0x8Acts4Generic sets the products of the groups of interleaved rows
+// at w (those of column col onwards) with the activations j.acts[sel[k]],
+// as dotQ4_0x8Generic does for each.
+func q4_0x8Acts4Generic(w []byte, groups, nb int, j *MatMulJob, sel [4]int, col int) {
+	for k, b := range sel {
+		if k == 0 || b != sel[k-1] {
+			dotQ4_0x8Generic(w, groups, nb, j.acts[b].Qs, j.side[b*nb:(b+1)*nb], j.out[b*j.rows+col:])
+		}
 	}
 }
 
@@ -117,12 +119,15 @@ func x8Sides(side []x8Side, a *Activation, nb int) {
 
 // doQ4_0x8 is MatMulJob.Do for interleaved Q4_0 rows: lo and hi are
 // multiples of eight (MatMul runs the job in chunks of 16 rows, and an
-// interleaved matrix has a multiple of eight rows). Each group of rows
-// small enough to stay in L1 is multiplied with the activations four at a
-// time, then with the rest one at a time.
+// interleaved matrix has a multiple of eight rows). One activation (decode)
+// goes through the rows in one pass; a batch goes through tiles of groups
+// small enough to stay in L1 four activations at a time, a last group of
+// one to three padded with its last activation repeated (which writes the
+// same values to the same place again): one pass over the weights costs
+// less than one per activation.
 func (j *MatMulJob) doQ4_0x8(lo, hi int) {
 	nb := j.rowBytes / q4_0Bytes
-	if len(j.acts) == 1 { // decode: the rows once, nothing to keep in L1
+	if len(j.acts) == 1 {
 		q4_0x8Act(j.w[lo*j.rowBytes:hi*j.rowBytes], (hi-lo)/8, nb, j.acts[0].Qs, j.side, j.out[lo:hi])
 		return
 	}
@@ -130,12 +135,12 @@ func (j *MatMulJob) doQ4_0x8(lo, hi int) {
 	for g0 := lo / 8; g0 < hi/8; g0 += tile {
 		groups := min(tile, hi/8-g0)
 		w := j.w[g0*8*j.rowBytes : (g0+groups)*8*j.rowBytes]
-		b := 0
-		for ; b+4 <= len(j.acts); b += 4 {
-			q4_0x8Acts4(w, groups, nb, j.acts[b:b+4], j.side[b*nb:(b+4)*nb], j.out[b*j.rows+8*g0:], j.rows)
-		}
-		for ; b < len(j.acts); b++ {
-			q4_0x8Act(w, groups, nb, j.acts[b].Qs, j.side[b*nb:(b+1)*nb], j.out[b*j.rows+8*g0:b*j.rows+8*(g0+groups)])
+		for b := 0; b < len(j.acts); b += 4 {
+			var sel [4]int
+			for k := range sel {
+				sel[k] = min(b+k, len(j.acts)-1)
+			}
+			q4_0x8Acts4(w, groups, nb, j, sel, 8*g0)
 		}
 	}
 }

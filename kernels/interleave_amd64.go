@@ -18,58 +18,53 @@ func q4_0x8Act(w []byte, groups, nb int, qs []int8, side []x8Side, out []float32
 	_ = side[nb-1]
 	_ = out[8*groups-1]
 	// Two streams from memory read faster than one: the first half of the
-	// groups beside the second.
-	if half := groups / 2; half > 0 {
+	// groups beside the second; an odd last group beside itself.
+	half := groups / 2
+	if half > 0 {
 		g := half * 8 * nb * q4_0Bytes
 		dotQ4_0x8x2AVX2(&w[0], &w[g], half, nb, &qs[0], &side[0], &out[0], &out[8*half])
-		if groups%2 == 0 {
-			return
-		}
-		w, out, groups = w[2*g:], out[16*half:], 1
 	}
-	dotQ4_0x8AVX2(&w[0], groups, nb, &qs[0], &side[0], &out[0])
+	if groups%2 != 0 {
+		var twice [8]float32
+		last := (groups - 1) * 8 * nb * q4_0Bytes
+		dotQ4_0x8x2AVX2(&w[last], &w[last], 1, nb, &qs[0], &side[0], &out[8*(groups-1)], &twice[0])
+	}
 }
 
-// q4_0x8Acts4 sets out[b·stride + 8g + r] to row r of group g with acts[b]
-// for the four activations (sides: nb per activation, in order), as
-// dotQ4_0x8Generic.
-func q4_0x8Acts4(w []byte, groups, nb int, acts []Activation, sides []x8Side, out []float32, stride int) {
+// q4_0x8Acts4 is q4_0x8Acts4Generic with the active tier's kernel.
+func q4_0x8Acts4(w []byte, groups, nb int, j *MatMulJob, sel [4]int, col int) {
 	if active < tierAVX2 {
-		dotQ4_0x8Acts4Generic(w, groups, nb, acts, sides, out, stride)
+		q4_0x8Acts4Generic(w, groups, nb, j, sel, col)
 		return
 	}
 	_ = w[groups*nb*q4_0x8Bytes-1]
-	_ = sides[4*nb-1]
-	_ = out[3*stride+8*groups-1]
 	var p x8Ptrs4
-	for b := range 4 {
-		_ = acts[b].Qs[nb*QK-1]
-		p.qs[b], p.side[b] = &acts[b].Qs[0], &sides[b*nb]
+	for k, b := range sel {
+		_ = j.acts[b].Qs[nb*QK-1]
+		_ = j.side[(b+1)*nb-1]
+		_ = j.out[b*j.rows+col+8*groups-1]
+		p.qs[k], p.side[k], p.out[k] = &j.acts[b].Qs[0], &j.side[b*nb], &j.out[b*j.rows+col]
 	}
-	dotQ4_0x8Acts4AVX2(&w[0], groups, nb, &p, &out[0], stride)
+	dotQ4_0x8Acts4AVX2(&w[0], groups, nb, &p)
 }
 
-// x8Ptrs4 points to the quants and block sides of four Q8_0 activations for
-// dotQ4_0x8Acts4AVX2 (the layout the assembly expects).
+// x8Ptrs4 points to the quants, block sides and results of four Q8_0
+// activations for dotQ4_0x8Acts4AVX2 (the layout the assembly expects).
 type x8Ptrs4 struct {
 	qs   [4]*int8
 	side [4]*x8Side
+	out  [4]*float32
 }
 
-// dotQ4_0x8AVX2 is dotQ4_0x8Generic with AVX2 (qs, side: nb blocks of the
-// activation; out: 8·groups values).
-//
-//go:noescape
-func dotQ4_0x8AVX2(w *byte, groups, nb int, qs *int8, side *x8Side, out *float32)
-
-// dotQ4_0x8x2AVX2 is dotQ4_0x8AVX2 for the groups at w (results at out)
-// and as many at w2 (results at out2), a block of each in turn.
+// dotQ4_0x8x2AVX2 is dotQ4_0x8Generic with AVX2 for the groups at w
+// (results at out) and as many at w2 (results at out2), a block of each in
+// turn (qs, side: nb blocks of the activation).
 //
 //go:noescape
 func dotQ4_0x8x2AVX2(w, w2 *byte, groups, nb int, qs *int8, side *x8Side, out, out2 *float32)
 
-// dotQ4_0x8Acts4AVX2 is dotQ4_0x8AVX2 for the four activations of p, the
-// results of activation b from out + b·stride.
+// dotQ4_0x8Acts4AVX2 is dotQ4_0x8Generic with AVX2 for the four
+// activations of p, each one's results from p.out[b] on.
 //
 //go:noescape
-func dotQ4_0x8Acts4AVX2(w *byte, groups, nb int, p *x8Ptrs4, out *float32, stride int)
+func dotQ4_0x8Acts4AVX2(w *byte, groups, nb int, p *x8Ptrs4)

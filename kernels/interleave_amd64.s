@@ -79,40 +79,10 @@ GLOBL x8ones<>(SB), RODATA|NOPTR, $32
 	VMULPS       Y12, Y14, Y14; \
 	VFMADD231PS  Y13, Y14, ACC
 
-// func dotQ4_0x8AVX2(w *byte, groups, nb int, qs *int8, side *x8Side, out *float32)
-TEXT ·dotQ4_0x8AVX2(SB), NOSPLIT, $0-48
-	MOVQ w+0(FP), SI
-	MOVQ groups+8(FP), R9
-	MOVQ qs+24(FP), DI
-	MOVQ side+32(FP), DX
-	MOVQ out+40(FP), AX
-
-x8group:
-	MOVQ   nb+16(FP), CX
-	XORQ   R8, R8
-	VXORPS Y8, Y8, Y8
-
-x8block:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	X8_BLOCK(SI)
-	X8_ACT(DI, DX, Y8)
-	ADDQ $144, SI
-	ADDQ $8, R8
-	DECQ CX
-	JNZ  x8block
-
-	VMOVUPS Y8, (AX)
-	ADDQ    $32, AX
-	DECQ    R9
-	JNZ     x8group
-	VZEROUPPER
-	RET
-
 // func dotQ4_0x8x2AVX2(w, w2 *byte, groups, nb int, qs *int8, side *x8Side, out, out2 *float32)
 //
-// dotQ4_0x8AVX2 for the groups at w and, block by block beside them, those
-// at w2: two streams from memory, each prefetched 4 KiB ahead.
+// dotQ4_0x8Generic for the groups at w and, block by block beside them,
+// as many at w2: two streams from memory, each prefetched 4 KiB ahead.
 TEXT ·dotQ4_0x8x2AVX2(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ w2+8(FP), R10
@@ -152,8 +122,8 @@ x8x2block:
 	VZEROUPPER
 	RET
 
-// func dotQ4_0x8Acts4AVX2(w *byte, groups, nb int, p *x8Ptrs4, out *float32, stride int)
-TEXT ·dotQ4_0x8Acts4AVX2(SB), NOSPLIT, $0-48
+// func dotQ4_0x8Acts4AVX2(w *byte, groups, nb int, p *x8Ptrs4)
+TEXT ·dotQ4_0x8Acts4AVX2(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), SI
 	MOVQ groups+8(FP), R14
 	MOVQ p+24(FP), AX
@@ -165,7 +135,6 @@ TEXT ·dotQ4_0x8Acts4AVX2(SB), NOSPLIT, $0-48
 	MOVQ 40(AX), BX
 	MOVQ 48(AX), R12
 	MOVQ 56(AX), R13
-	MOVQ out+32(FP), AX
 
 x8a4group:
 	MOVQ   nb+16(FP), CX
@@ -186,17 +155,18 @@ x8a4block:
 	DECQ CX
 	JNZ  x8a4block
 
-	MOVQ    stride+40(FP), CX
-	SHLQ    $2, CX
-	MOVQ    AX, R8
-	VMOVUPS Y8, (R8)
-	ADDQ    CX, R8
-	VMOVUPS Y9, (R8)
-	ADDQ    CX, R8
-	VMOVUPS Y10, (R8)
-	ADDQ    CX, R8
-	VMOVUPS Y11, (R8)
-	ADDQ    $32, AX
+	// The results of each activation at p.out[b] + 32 × the group's index.
+	MOVQ    groups+8(FP), R8
+	SUBQ    R14, R8
+	SHLQ    $5, R8
+	MOVQ    64(AX), CX
+	VMOVUPS Y8, (CX)(R8*1)
+	MOVQ    72(AX), CX
+	VMOVUPS Y9, (CX)(R8*1)
+	MOVQ    80(AX), CX
+	VMOVUPS Y10, (CX)(R8*1)
+	MOVQ    88(AX), CX
+	VMOVUPS Y11, (CX)(R8*1)
 	DECQ    R14
 	JNZ     x8a4group
 	VZEROUPPER

@@ -12,8 +12,7 @@ func q4_0x8Act(w []byte, groups, nb int, qs []int8, side []x8Side, out []float32
 	dotQ4_0x8Generic(w, groups, nb, qs, side, out)
 }
 
-// q4_0x8Acts4 sets out[b·stride + 8g + r] to row r of group g with acts[b]
-// for the four activations, as dotQ4_0x8Generic.
-func q4_0x8Acts4(w []byte, groups, nb int, acts []Activation, sides []x8Side, out []float32, stride int) {
-	dotQ4_0x8Acts4Generic(w, groups, nb, acts, sides, out, stride)
+// q4_0x8Acts4 is q4_0x8Acts4Generic.
+func q4_0x8Acts4(w []byte, groups, nb int, j *MatMulJob, sel [4]int, col int) {
+	q4_0x8Acts4Generic(w, groups, nb, j, sel, col)
 }
