@@ -102,21 +102,38 @@ func checkBatcherMatches(t *testing.T, name string, kv KVType) {
 	}
 	// Sequence 0 takes its first token only once sequence 1 has asked for
 	// its prompt, so that a step holds both; sequences 2 and 3 start once
-	// sequence 0 has its fourth token.
-	asked := make(chan *State, 8)
+	// sequence 0 has its fourth token, and sequence 0 goes on once they
+	// have asked for their prompts, so that they join while it decodes
+	// however the goroutines are scheduled.
+	var (
+		mu     sync.Mutex
+		queued = map[*State]bool{}
+		change = make(chan struct{}, 1)
+	)
 	b.queued = func(s *State) {
+		mu.Lock()
+		queued[s] = true
+		mu.Unlock()
 		select {
-		case asked <- s:
-		default: // only the first requests are watched
+		case change <- struct{}{}:
+		default:
 		}
 	}
-	waitFor1 := func() {
-		for q := range asked {
-			if q == states[1] {
+	waitQueued := func(want ...*State) {
+		for {
+			mu.Lock()
+			all := true
+			for _, s := range want {
+				all = all && queued[s]
+			}
+			mu.Unlock()
+			if all {
 				return
 			}
+			<-change
 		}
 	}
+	waitFor1 := func() { waitQueued(states[1]) }
 	later := make(chan struct{})
 	letIn := sync.OnceFunc(func() { close(later) })
 	got := make([][][]float32, len(seqs))
@@ -132,6 +149,7 @@ func checkBatcherMatches(t *testing.T, name string, kv KVType) {
 				after = func(k int) {
 					if k == 3 {
 						letIn()
+						waitQueued(states[2], states[3])
 					}
 				}
 			case 2, 3:
