@@ -94,9 +94,10 @@ type ModelInfo struct {
 	KVCacheBytes uint64
 	// Slots is how many jobs Run answers at once (0 means 1).
 	Slots int
-	// RepackBytes is the weights model.repack copies to the heap (0:
-	// none); the memory plan counts them beside the KV cache.
-	RepackBytes uint64
+	// RepackBytes is the heap the weights model.repack copies take (0:
+	// none), RepackFileBytes their size in the file, whose pages it lets
+	// go; the memory plan counts the heap beside the KV cache.
+	RepackBytes, RepackFileBytes uint64
 }
 
 // CacheBytes is the memory of the model's caches at a context of n tokens

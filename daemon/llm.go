@@ -89,7 +89,8 @@ func LoadLLM(ctx context.Context, opts LoadOptions) (Engine, error) {
 	info.Arch = string(m.Config.Arch)
 	info.Params, info.Quant = weightsOf(m.File)
 	if opts.Repack {
-		info.RepackBytes = uint64(m.InterleaveBytes())
+		heap, file := m.InterleaveBytes()
+		info.RepackBytes, info.RepackFileBytes = uint64(heap), uint64(file)
 	}
 	fail := func(err error) (Engine, error) {
 		m.Close()

@@ -355,11 +355,13 @@ func (s System) MemoryUsed() (uint64, error) {
 type PlanInput struct {
 	// Budget is the memory budget in bytes (MemoryBudget.Limit).
 	Budget uint64
-	// ModelBytes is the size of the model file, which is memory-mapped.
+	// ModelBytes is the memory the model's weights take: the size of the
+	// model file, which is memory-mapped, and with model.repack the heap its
+	// copies take in place of their part of the file.
 	ModelBytes uint64
-	// RepackBytes is the part of the model's weights that model.repack
-	// copies to the heap (their pages of the file are let go): memory that
-	// cannot page from disk, so it must fit beside the KV cache.
+	// RepackBytes is the part of ModelBytes that model.repack copies to the
+	// heap (their pages of the file are let go): memory that cannot page
+	// from disk, so it must fit beside the KV cache.
 	RepackBytes uint64
 	// Context is the configured context length in tokens (of each slot).
 	Context int

@@ -303,7 +303,10 @@ func (s *server) load(ctx context.Context, cfg *Config) (Engine, error) {
 		Logger: s.log,
 		Check: func(m ModelInfo) error {
 			var err error
-			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: m.FileBytes, RepackBytes: m.RepackBytes, Context: cfg.Model.Context,
+			// The model takes its file, but the repacked weights on the heap
+			// instead of in the file's pages.
+			modelBytes := m.FileBytes + m.RepackBytes - m.RepackFileBytes
+			plan, err = Plan(PlanInput{Budget: s.budget.Limit, ModelBytes: modelBytes, RepackBytes: m.RepackBytes, Context: cfg.Model.Context,
 				KVBytesPerToken: m.CacheBytesPerToken, KVBytesFixed: m.CacheBytesFixed, Overhead: overheadBytes,
 				Slots: cfg.Queue.Slots, SlotBytes: m.StateBytes, MaxAutoSlots: AutoSlots(availableCPUs(), s.budget.Total, s.budget.Limit)})
 			if err != nil {

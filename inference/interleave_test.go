@@ -7,33 +7,39 @@ import (
 	"github.com/edgellm/edgellm/kernels"
 )
 
-// TestInterleaveKeepsLogits interleaves the Q4_0 matrices of tiny-q4_0 and
-// checks that the logits are the same bits as with the file's layout, after
-// a batched prefill and then token by token, and that decoding allocates
-// nothing; which matrices were interleaved (those of the layers where the
-// CPU has the kernels, never the token embeddings read by rows); and that a
-// second Interleave copies nothing.
+// TestInterleaveKeepsLogits interleaves the Q4_0 and Q4_K matrices of
+// models of each kind and checks that the logits are the same bits as with
+// the file's layout, after a batched prefill and then token by token, and
+// that decoding allocates nothing; which matrices were interleaved (those
+// of the layers where the CPU has the kernels, never the token embeddings
+// read by rows); and that a second Interleave copies nothing.
 func TestInterleaveKeepsLogits(t *testing.T) {
-	const path = "../testdata/models/tiny-q4_0.gguf"
+	for _, name := range []string{"tiny-q4_0", "tiny-q4_k_m", "qwen3-tiny-q4_k_m", "gemma3-tiny-q4_k_m", "lfm2-tiny-q4_k_m"} {
+		t.Run(name, func(t *testing.T) { testInterleave(t, "../testdata/models/"+name+".gguf") })
+	}
+}
+
+func testInterleave(t *testing.T, path string) {
 	plain, x8 := loadRewritten(t, path), loadRewritten(t, path)
-	want := x8.InterleaveBytes()
+	want, file := x8.InterleaveBytes()
 	n, err := x8.Interleave()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != want || (n > 0) != kernels.Interleaves(kernels.Q4_0) {
-		t.Fatalf("Interleave copied %d bytes, InterleaveBytes said %d (kernels for Q4_0x8: %v)", n, want, kernels.Interleaves(kernels.Q4_0))
+	if n != want || (n > 0) != kernels.Interleaves(kernels.Q4_0) || file > n {
+		t.Fatalf("Interleave copied %d bytes, InterleaveBytes said %d (of %d in the file; kernels for interleaved rows: %v)", n, want, file, kernels.Interleaves(kernels.Q4_0))
 	}
 	if n > 0 {
 		for l := range x8.Layers {
 			for i, w := range x8.Layers[l].Matrices() {
-				if p := plain.Layers[l].Matrices()[i]; p.Type == kernels.Q4_0 && w.Type != kernels.Q4_0x8 {
-					t.Errorf("layer %d: %s is %v", l, w.Name, w.Type)
+				p := plain.Layers[l].Matrices()[i]
+				if it := kernels.Interleaved(p.Type); it != 0 && p.Rows%8 == 0 && w.Type != it {
+					t.Errorf("layer %d: %s is %v, not %v", l, w.Name, w.Type, it)
 				}
 			}
 		}
 	}
-	if x8.Embed.Type != kernels.Q4_0 {
+	if x8.Embed.Type != plain.Embed.Type {
 		t.Errorf("token embeddings are %v", x8.Embed.Type)
 	}
 	if again, err := x8.Interleave(); again != 0 || err != nil {

@@ -4,15 +4,15 @@ package kernels
 
 // Interleaves reports whether the active tier has kernels for t's
 // interleaved layout: none without amd64's assembly (NEON kernels for
-// Q4_0x8 are not written), so nothing is interleaved there.
+// Q4_0x8 and Q4_Kx8 are not written), so nothing is interleaved there.
 func Interleaves(Type) bool { return false }
 
-// q4_0x8Act is dotQ4_0x8Generic.
-func q4_0x8Act(w []byte, groups, nb int, qs []int8, side []x8Side, out []float32) {
-	dotQ4_0x8Generic(w, groups, nb, qs, side, out)
+// interleavedAct is interleavedActGeneric of the only activation.
+func interleavedAct(w []byte, groups int, j *MatMulJob, out []float32) {
+	interleavedActGeneric(w, groups, j, 0, out)
 }
 
-// q4_0x8Acts4 is q4_0x8Acts4Generic.
-func q4_0x8Acts4(w []byte, groups, nb int, j *MatMulJob, sel [4]int, col int) {
-	q4_0x8Acts4Generic(w, groups, nb, j, sel, col)
+// interleavedActs4 is interleavedActs4Generic.
+func interleavedActs4(w []byte, groups int, j *MatMulJob, sel [4]int, col int) {
+	interleavedActs4Generic(w, groups, j, sel, col)
 }

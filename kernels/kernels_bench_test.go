@@ -415,60 +415,68 @@ func BenchmarkDeltaRule(b *testing.B) {
 	})
 }
 
-// BenchmarkMatMulQ4_0x8 compares a Q4_0 matrix of 2048 × 2048 read as the
-// file holds it with the same matrix interleaved (Q4_0x8), on one thread,
-// for one activation (decode) and 32 (a prefill batch).
-func BenchmarkMatMulQ4_0x8(b *testing.B) {
+// BenchmarkMatMulInterleaved compares Q4_0 and Q4_K matrices of 2048 ×
+// 2048 read as the file holds them with the same matrices interleaved
+// (Q4_0x8, Q4_Kx8), on one thread, for one activation (decode), four (four
+// sequences decoding at once) and 32 (a prefill batch).
+func BenchmarkMatMulInterleaved(b *testing.B) {
 	const rows, n = 2048, 2048
 	r := rand.New(rand.NewPCG(15, 16))
-	rowBytes, _ := Q4_0.RowBytes(n)
-	w := make([]byte, rows*rowBytes)
-	randomBytes(r, w)
-	fillWeights(r, Q4_0, w)
-	x8 := make([]byte, len(w))
-	if err := InterleaveQ4_0(x8, w, rows, rowBytes); err != nil {
-		b.Fatal(err)
-	}
 	p := NewPool(1)
 	defer p.Close()
-	for _, batch := range []int{1, 32} {
-		acts := randomActivations(r, Q8_0, batch, n)
-		out := make([]float32, batch*rows)
-		for _, c := range []struct {
-			t Type
-			w []byte
-		}{{Q4_0, w}, {Q4_0x8, x8}} {
-			var job MatMulJob
-			b.Run(c.t.String()+"/"+strconv.Itoa(batch), func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					p.MatMul(&job, c.t, c.w, rowBytes, acts, out)
-				}
-			})
+	for _, t := range []Type{Q4_0, Q4_K} {
+		rowBytes, _ := t.RowBytes(n)
+		w := make([]byte, rows*rowBytes)
+		randomBytes(r, w)
+		fillWeights(r, t, w)
+		x8 := make([]byte, InterleavedBytes(t, rows, rowBytes))
+		if err := Interleave(t, x8, w, rows, rowBytes); err != nil {
+			b.Fatal(err)
+		}
+		for _, batch := range []int{1, 4, 32} {
+			acts := randomActivations(r, t.ActivationKind(), batch, n)
+			out := make([]float32, batch*rows)
+			for _, c := range []struct {
+				t Type
+				w []byte
+			}{{t, w}, {Interleaved(t), x8}} {
+				var job MatMulJob
+				b.Run(c.t.String()+"/"+strconv.Itoa(batch), func(b *testing.B) {
+					b.SetBytes(int64(len(w)))
+					for b.Loop() {
+						p.MatMul(&job, c.t, c.w, rowBytes, acts, out)
+					}
+				})
+			}
 		}
 	}
 }
 
-// BenchmarkMatVecPoolQ4_0x8 is BenchmarkMatVecPool's Q4_0 case with the
-// matrix interleaved (Q4_0x8): the bandwidth decoding reaches with it.
-func BenchmarkMatVecPoolQ4_0x8(b *testing.B) {
+// BenchmarkMatVecPoolInterleaved is BenchmarkMatVecPool's Q4_0 and Q4_K
+// cases with the matrix interleaved: the bandwidth decoding reaches with
+// them.
+func BenchmarkMatVecPoolInterleaved(b *testing.B) {
 	p := NewPool(runtime.GOMAXPROCS(0))
 	defer p.Close()
 	r := rand.New(rand.NewPCG(3, 4))
 	buf := make([]byte, benchMatrixBytes)
 	randomBytes(r, buf)
-	w, rowBytes, rows := benchMatrix(r, Q4_0, buf)
-	rows &^= 7
-	w = w[:rows*rowBytes]
-	x8 := make([]byte, len(w))
-	if err := InterleaveQ4_0(x8, w, rows, rowBytes); err != nil {
-		b.Fatal(err)
-	}
-	acts := []Activation{*benchActivation(r, Q4_0)}
-	out := make([]float32, rows)
-	var job MatMulJob
-	b.SetBytes(int64(len(x8)))
-	for b.Loop() {
-		p.MatMul(&job, Q4_0x8, x8, rowBytes, acts, out)
+	for _, t := range []Type{Q4_0, Q4_K} {
+		w, rowBytes, rows := benchMatrix(r, t, buf)
+		rows &^= 7
+		w = w[:rows*rowBytes]
+		x8 := make([]byte, InterleavedBytes(t, rows, rowBytes))
+		if err := Interleave(t, x8, w, rows, rowBytes); err != nil {
+			b.Fatal(err)
+		}
+		acts := []Activation{*benchActivation(r, t)}
+		out := make([]float32, rows)
+		var job MatMulJob
+		b.Run(Interleaved(t).String(), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				p.MatMul(&job, Interleaved(t), x8, rowBytes, acts, out)
+			}
+		})
 	}
 }

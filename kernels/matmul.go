@@ -56,15 +56,18 @@ type MatMulJob struct {
 	pad     [matMulActGroup]Activation
 	padPack []kPack4
 	padOut  []float32
-	// side holds each activation's x8Side per block (nb per activation, in
-	// order) when t is Q4_0x8.
-	side []x8Side
+	// nb is the blocks per row of interleaved rows (Q4_0x8, Q4_Kx8), and
+	// side or kside each activation's side data per block (nb per
+	// activation, in order) for them.
+	nb    int
+	side  []x8Side
+	kside []k8Side
 }
 
 // Do computes rows [lo, hi) of the weight matrix against every activation.
 func (j *MatMulJob) Do(lo, hi int) {
-	if j.t == Q4_0x8 {
-		j.doQ4_0x8(lo, hi)
+	if j.t == Q4_0x8 || j.t == Q4_Kx8 {
+		j.doInterleaved(lo, hi)
 		return
 	}
 	if len(j.acts) == 1 {
@@ -136,10 +139,12 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	pack, pack8, padPack, padOut, side := job.pack, job.pack8, job.padPack, job.padOut, job.side
-	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out}
-	if t == Q4_0x8 {
-		job.prepareQ4_0x8(side)
+	pack, pack8, padPack, padOut, side, kside := job.pack, job.pack8, job.padPack, job.padOut, job.side, job.kside
+	// The buffers stay with the job whichever kernels this product takes.
+	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out,
+		pack: pack, pack8: pack8, padPack: padPack, padOut: padOut, side: side, kside: kside}
+	if t == Q4_0x8 || t == Q4_Kx8 {
+		job.prepareInterleaved()
 		p.Run(rows, 16, job)
 		return
 	}

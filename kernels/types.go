@@ -84,8 +84,11 @@ func (t Type) String() string {
 	if ti, ok := t.info(); ok {
 		return ti.name
 	}
-	if t == Q4_0x8 {
+	switch t {
+	case Q4_0x8:
 		return "Q4_0x8"
+	case Q4_Kx8:
+		return "Q4_Kx8"
 	}
 	return fmt.Sprintf("type(%d)", uint32(t))
 }
@@ -122,7 +125,7 @@ func (t Type) ActivationKind() Type {
 		return Q8_0
 	case Q4_1, Q5_1:
 		return Q8_1
-	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
+	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q4_Kx8:
 		return Q8_K
 	case F16, BF16:
 		return t
