@@ -62,11 +62,11 @@ type ModelConfig struct {
 	// default) or q8_0 (34/64 of the memory; llama.cpp's -ctk q8_0 -ctv
 	// q8_0).
 	KVType string `yaml:"kv_type"`
-	// Repack copies the Q4_0 weight matrices into the interleaved layout
-	// the CPU's kernels multiply faster (AVX2; nothing elsewhere): Q4_0
-	// prefill and decode run faster, and those matrices take heap memory
-	// (counted by the memory plan) instead of the file's page cache, which
-	// the kernel could reclaim.
+	// Repack copies the Q4_0 and Q4_K weight matrices into the interleaved
+	// layouts the CPU's kernels multiply faster (AVX2; nothing elsewhere):
+	// decode runs faster (and Q4_0 prefill), and those matrices take heap
+	// memory (counted by the memory plan) instead of the file's page
+	// cache, which the kernel could reclaim.
 	Repack bool `yaml:"repack"`
 }
 
