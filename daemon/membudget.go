@@ -522,8 +522,12 @@ func Plan(in PlanInput) (MemoryPlan, error) {
 		p.HeapLimit = clampInt64(in.Budget - mapped)
 	} else {
 		p.HeapLimit = clampInt64(p.KVBytes + p.SlotBytes + in.Overhead + in.RepackBytes)
-		p.Warning = fmt.Sprintf("the model file (%s) is larger than the %s the budget leaves beside the KV cache and overhead; "+
-			"it will page from disk and generation will be slow", formatMiB(in.ModelBytes), formatMiB(rest))
+		what := "the model file"
+		if in.RepackBytes > 0 {
+			what = "the part of the model file model.repack does not copy"
+		}
+		p.Warning = fmt.Sprintf("%s (%s) is larger than the %s the budget leaves beside the KV cache and overhead; "+
+			"it will page from disk and generation will be slow", what, formatMiB(mapped), formatMiB(rest))
 	}
 	return p, nil
 }
