@@ -33,7 +33,7 @@ func cmdBench(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	const usage = "usage: edgellm bench -m MODEL [-p 64] [-n 32] [-d DEPTH] [--kv-type f16|q8_0] [--parallel N] [-j THREADS] [-r REPS] [--json]"
+	const usage = "usage: edgellm bench -m MODEL [-p 64] [-n 32] [-d DEPTH] [--kv-type f16|q8_0] [--repack] [--parallel N] [-j THREADS] [-r REPS] [--json]"
 	if len(pos) != 0 || *model == "" {
 		return usagef("want -m MODEL and no other arguments (%s)", usage)
 	}
