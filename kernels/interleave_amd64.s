@@ -189,20 +189,29 @@ x8a4block:
 	VPSLLD    $16, DST, TMP; \
 	VPOR      TMP, DST, DST
 
-// Y2 += the low nibbles and Y3 += the high nibbles of the part at woff(W)
-// times the activation's bytes aoff… and aoff+32… at Q (R8 = 32 × the
-// super-block's index), in int16 pairs. Clobbers Y0, Y1, Y5.
-#define K8_PART(W, Q, woff, aoff) \
-	VMOVDQU      woff(W), Y0; \
-	VPSRLW       $4, Y0, Y1; \
-	VPAND        x8nibbles<>(SB), Y0, Y0; \
-	VPAND        x8nibbles<>(SB), Y1, Y1; \
+// Y0, Y1 = the low and high nibbles of the 32-byte part at woff(W).
+#define K8_NIBBLES(W, woff) \
+	VMOVDQU woff(W), Y0; \
+	VPSRLW  $4, Y0, Y1; \
+	VPAND   x8nibbles<>(SB), Y0, Y0; \
+	VPAND   x8nibbles<>(SB), Y1, Y1
+
+// SL += the part's low nibbles (Y0) and SH += its high nibbles (Y1) times
+// the activation's bytes aoff… and aoff+32… at Q (R8 = 32 × the
+// super-block's index), in int16 pairs. Clobbers Y5.
+#define K8_ACT(Q, aoff, SL, SH) \
 	VPBROADCASTD aoff(Q)(R8*8), Y5; \
-	VPMADDUBSW   Y5, Y0, Y0; \
-	VPADDW       Y0, Y2, Y2; \
+	VPMADDUBSW   Y5, Y0, Y5; \
+	VPADDW       Y5, SL, SL; \
 	VPBROADCASTD aoff+32(Q)(R8*8), Y5; \
-	VPMADDUBSW   Y5, Y1, Y1; \
-	VPADDW       Y1, Y3, Y3
+	VPMADDUBSW   Y5, Y1, Y5; \
+	VPADDW       Y5, SH, SH
+
+// Y2 += the low nibbles and Y3 += the high nibbles of the part at woff(W)
+// times the activation at Q (K8_ACT). Clobbers Y0, Y1, Y5.
+#define K8_PART(W, Q, woff, aoff) \
+	K8_NIBBLES(W, woff); \
+	K8_ACT(Q, aoff, Y2, Y3)
 
 // Y4 += the scaled sums of sub-blocks 2c and 2c+1 of the super-block at W
 // with the activation at Q, each row in its lane; the chunk is prefetched
@@ -314,25 +323,13 @@ k8x2block:
 // (384…511); Y8…Y15 hold the int16 sums of a chunk, low and high nibbles,
 // for activations 0…3, and Y2, Y3, Y4, Y6 their is.
 
-// SL += the part's low nibbles (Y0) and SH += its high nibbles (Y1) times
-// the activation's bytes aoff… and aoff+32… at Q. Clobbers Y5.
-#define K8A4_ACT(Q, aoff, SL, SH) \
-	VPBROADCASTD aoff(Q)(R8*8), Y5; \
-	VPMADDUBSW   Y5, Y0, Y5; \
-	VPADDW       Y5, SL, SL; \
-	VPBROADCASTD aoff+32(Q)(R8*8), Y5; \
-	VPMADDUBSW   Y5, Y1, Y5; \
-	VPADDW       Y5, SH, SH
-
+// The part at woff(SI) times each of the four activations (K8_ACT).
 #define K8A4_PART(woff, aoff) \
-	VMOVDQU  woff(SI), Y0; \
-	VPSRLW   $4, Y0, Y1; \
-	VPAND    x8nibbles<>(SB), Y0, Y0; \
-	VPAND    x8nibbles<>(SB), Y1, Y1; \
-	K8A4_ACT(DI, aoff, Y8, Y9); \
-	K8A4_ACT(R9, aoff, Y10, Y11); \
-	K8A4_ACT(R10, aoff, Y12, Y13); \
-	K8A4_ACT(R11, aoff, Y14, Y15)
+	K8_NIBBLES(SI, woff); \
+	K8_ACT(DI, aoff, Y8, Y9); \
+	K8_ACT(R9, aoff, Y10, Y11); \
+	K8_ACT(R10, aoff, Y12, Y13); \
+	K8_ACT(R11, aoff, Y14, Y15)
 
 // IS += the scaled sums SL and SH of sub-blocks 2c and 2c+1 (scales at
 // soff(SP) and soff+32(SP)).

@@ -17,16 +17,13 @@ func TestMatMulQ4_0x8MatchesDotRow(t *testing.T) {
 		r := rand.New(rand.NewPCG(5, 6))
 		for _, shape := range []struct{ rows, n int }{{8, 32}, {136, 64}, {24, 2048}} {
 			w, rowBytes := randomMatrix(r, Q4_0, shape.rows, shape.n)
-			x8 := make([]byte, len(w))
-			if err := InterleaveQ4_0(x8, w, shape.rows, rowBytes); err != nil {
-				t.Fatal(err)
-			}
+			x8 := interleaveForTest(t, Q4_0, w, shape.rows, rowBytes)
 			for _, threads := range []int{1, 2, 3} {
 				p := NewPool(threads)
 				defer p.Close()
 				for _, b := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16} {
 					acts := randomActivations(r, Q8_0, b, shape.n)
-					checkQ4_0x8(t, p, w, x8, rowBytes, acts)
+					checkInterleaved(t, p, Q4_0, w, x8, rowBytes, acts)
 				}
 			}
 		}
@@ -38,10 +35,7 @@ func TestMatMulQ4_0x8MatchesDotRow(t *testing.T) {
 				w[i] = 0xff
 			}
 		}
-		x8 := make([]byte, len(w))
-		if err := InterleaveQ4_0(x8, w, rows, rowBytes); err != nil {
-			t.Fatal(err)
-		}
+		x8 := interleaveForTest(t, Q4_0, w, rows, rowBytes)
 		acts := randomActivations(r, Q8_0, 5, n)
 		for i := range acts {
 			for k := range acts[i].Qs {
@@ -50,14 +44,8 @@ func TestMatMulQ4_0x8MatchesDotRow(t *testing.T) {
 		}
 		p := NewPool(2)
 		defer p.Close()
-		checkQ4_0x8(t, p, w, x8, rowBytes, acts)
+		checkInterleaved(t, p, Q4_0, w, x8, rowBytes, acts)
 	})
-}
-
-// checkQ4_0x8 compares MatMul of the interleaved x8 with DotRow of w's rows.
-func checkQ4_0x8(t *testing.T, p *Pool, w, x8 []byte, rowBytes int, acts []Activation) {
-	t.Helper()
-	checkInterleaved(t, p, Q4_0, w, x8, rowBytes, acts)
 }
 
 // checkInterleaved compares MatMul of x8, w's rows of type base

@@ -139,18 +139,16 @@ func (p *Pool) MatMul(job *MatMulJob, t Type, w []byte, rowBytes int, acts []Act
 	if rows*len(acts) != len(out) {
 		panic("kernels: MatMul: output length is not a multiple of the batch size")
 	}
-	pack, pack8, padPack, padOut, side, kside := job.pack, job.pack8, job.padPack, job.padOut, job.side, job.kside
 	// The buffers stay with the job whichever kernels this product takes.
 	*job = MatMulJob{t: t, w: w, rowBytes: rowBytes, rows: rows, acts: acts, out: out,
-		pack: pack, pack8: pack8, padPack: padPack, padOut: padOut, side: side, kside: kside}
+		pack: job.pack, pack8: job.pack8, padPack: job.padPack[:0], padOut: job.padOut[:0], side: job.side, kside: job.kside}
 	if t == Q4_0x8 || t == Q4_Kx8 {
 		job.prepareInterleaved()
 		p.Run(rows, 16, job)
 		return
 	}
-	job.pack, job.packBlocks = packActs4(t, acts, pack)
-	job.pack8, job.pack8Blocks = packActs8(t, acts, pack8)
-	job.padPack, job.padOut = padPack[:0], padOut[:0]
+	job.pack, job.packBlocks = packActs4(t, acts, job.pack)
+	job.pack8, job.pack8Blocks = packActs8(t, acts, job.pack8)
 	job.padActs()
 	p.Run(rows, 16, job)
 }
