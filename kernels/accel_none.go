@@ -9,13 +9,13 @@ package kernels
 func dotRowActsAccel(Type, []byte, []Activation, []float32, int) bool { return false }
 
 // rowsActsAccel computes no rows; MatMul goes row by row.
-func rowsActsAccel(Type, []byte, int, int, []Activation, []kPack4, []float32, int) int { return 0 }
+func rowsActsAccel(Type, []byte, int, int, []Activation, []byte, []float32, int) int { return 0 }
 
 // padsActs4 reports that no group of activations is padded: there are no
 // kernels of four.
 func padsActs4(Type, int) bool { return false }
 
-// packsActs4 reports that no kernel reads packed activations (kPack4).
+// packsActs4 reports that no kernel reads packed activations (packActs4).
 func packsActs4(Type) bool { return false }
 
 // packsActs8 reports that no kernel takes eight packed activations.

@@ -1,6 +1,11 @@
 package kernels
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+)
 
 // DequantizeRow expands len(dst) values of type t from src into dst. len(dst) must
 // be a multiple of t's block size and src must hold at least that many blocks.
@@ -268,24 +273,31 @@ func packQ6Acts8(pack []q6Pack8, acts []Activation) {
 	}
 }
 
-// q8Pack8 is one block of eight Q8_0 activations laid out for the kernels of
-// Q8_0, Q5_0 and Q4_0 rows × eight activations (packQ8Acts8): their quants
-// one after the other, then their scales side by side, so that a kernel
+// A block of four or eight Q8_0 activations laid out for the kernels of
+// Q8_0, Q5_0 and Q4_0 rows × those activations (packQ8Acts) takes
+// q8Pack4Bytes or q8Pack8Bytes: their quants one after the other (32 bytes
+// each), then their float32 scales side by side, so that a kernel
 // multiplies them with the weight block's scale in one vector product.
-type q8Pack8 struct {
-	qs [8][QK]int8
-	d  [8]float32
-}
+const (
+	q8Pack4Bytes = 4 * (QK + 4)
+	q8Pack8Bytes = 8 * (QK + 4)
+)
 
-// packQ8Acts8 sets pack[i] to block i of the eight Q8_0 activations acts,
-// for every i < len(pack) (at most their blocks).
-func packQ8Acts8(pack []q8Pack8, acts []Activation) {
-	for b := range acts[:8] {
+// packQ8Acts lays the Q8_0 activations acts (four or eight) out block by
+// block in pack (q8Pack4Bytes or q8Pack8Bytes per block), for every whole
+// block that fits in pack (at most their blocks).
+func packQ8Acts(pack []byte, acts []Activation) {
+	n := len(acts)
+	size := n * (QK + 4)
+	blocks := len(pack) / size
+	for b := range acts {
 		a := &acts[b]
-		d, qs := a.D[:len(pack)], a.Qs[:QK*len(pack)]
-		for i := range pack {
-			pack[i].d[b] = d[i]
-			copy(pack[i].qs[b][:], qs[QK*i:])
+		d, qs := a.D[:blocks], a.Qs[:QK*blocks]
+		qb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(qs))), len(qs))
+		for i := range blocks {
+			p := pack[i*size : (i+1)*size]
+			copy(p[QK*b:QK*(b+1)], qb[QK*i:])
+			binary.LittleEndian.PutUint32(p[QK*n+4*b:], math.Float32bits(d[i]))
 		}
 	}
 }

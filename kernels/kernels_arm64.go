@@ -469,7 +469,7 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 
 // rowsActsAccel computes no rows: arm64 has no kernels of several rows × four
 // activations, and MatMul goes row by row (dotRowActsAccel).
-func rowsActsAccel(Type, []byte, int, int, []Activation, []kPack4, []float32, int) int { return 0 }
+func rowsActsAccel(Type, []byte, int, int, []Activation, []byte, []float32, int) int { return 0 }
 
 // padsActs4 reports whether MatMul gives the kernels of four activations a
 // last group of n padded to four (MatMulJob.padActs): a group of three,
@@ -487,7 +487,7 @@ func padsActs4(t Type, n int) bool {
 	return false
 }
 
-// packsActs4 reports that no kernel reads packed activations (kPack4).
+// packsActs4 reports that no kernel reads packed activations (packActs4).
 func packsActs4(Type) bool { return false }
 
 // dotQ4_0Acts4SDOT sets out[b] to dotQ4_0SDOT of the nb blocks at w with

@@ -993,6 +993,108 @@ q80rowsActs4Block:
 	VZEROUPPER
 	RET
 
+// ACC0 and ACC1 += the lanes of the Q8_0 weights of two rows (Y1 and Y12,
+// magnitudes Y2 and Y13) with activation b of the packed block at DI
+// (quants at 32b), each scaled by its product at prod-32(SP)+4b (row 0) or
+// prod-16(SP)+4b (row 1): Q8_0_LANES_PACKED for two rows, the activation's
+// quants loaded once. Clobbers Y0, Y3, Y15.
+#define Q8_0_LANES_ROWS2(b, ACC0, ACC1) \
+	VMOVDQU      (32*b)(DI), Y3; \
+	VPSIGNB      Y1, Y3, Y15; \
+	VPMADDUBSW   Y15, Y2, Y15; \
+	VPMADDWD     Y14, Y15, Y15; \
+	VCVTDQ2PS    Y15, Y15; \
+	VBROADCASTSS prod-(32-4*b)(SP), Y0; \
+	VFMADD231PS  Y15, Y0, ACC0; \
+	VPSIGNB      Y12, Y3, Y3; \
+	VPMADDUBSW   Y3, Y13, Y3; \
+	VPMADDWD     Y14, Y3, Y3; \
+	VCVTDQ2PS    Y3, Y3; \
+	VBROADCASTSS prod-(16-4*b)(SP), Y0; \
+	VFMADD231PS  Y3, Y0, ACC1
+
+// func dotQ8_0Rows2Acts4AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+//
+// Sets out[b·stride + k] to dotQ8_0Generic of the row of nb blocks at
+// w + k·rowBytes with activation b of the four packed at pk (packQ8Acts:
+// per block 4×32 quants, then 4 float32 scales), k < rows (even), two rows
+// per pass: per block each row's scale times the four activations' scales
+// is one vector product, stored on the stack and broadcast from there, and
+// each activation's quants are loaded once for both rows. Eight
+// accumulators: rows 0 and 1 × activations 0…3 (Y4…Y7 and Y8…Y11).
+TEXT ·dotQ8_0Rows2Acts4AVX2(SB), NOSPLIT, $32-56
+	DWORDS(0x00010001, Y14, X14)
+	MOVQ w+0(FP), R14
+	MOVQ rowBytes+8(FP), R11
+	MOVQ rows+16(FP), R10
+	MOVQ pk+24(FP), R8
+	MOVQ nb+32(FP), R9
+	MOVQ out+40(FP), AX
+	MOVQ stride+48(FP), R15
+	SHLQ $2, R15
+	LEAQ (R15)(R15*2), R13
+	SHRQ $1, R10
+q80rows2Acts4Row:
+	MOVQ   R14, SI
+	LEAQ   (R14)(R11*1), BX
+	MOVQ   R8, DI
+	MOVQ   R9, CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+q80rows2Acts4Block:
+	PREFETCHT0   4096(SI)
+	PREFETCHT0   4096(BX)
+	VMOVDQU      2(SI), Y1
+	VPSIGNB      Y1, Y1, Y2
+	VMOVDQU      2(BX), Y12
+	VPSIGNB      Y12, Y12, Y13
+	VPBROADCASTW (SI), X0
+	VCVTPH2PS    X0, X0
+	VMULPS       128(DI), X0, X0
+	VMOVUPS      X0, prod-32(SP)
+	VPBROADCASTW (BX), X0
+	VCVTPH2PS    X0, X0
+	VMULPS       128(DI), X0, X0
+	VMOVUPS      X0, prod-16(SP)
+	Q8_0_LANES_ROWS2(0, Y4, Y8)
+	Q8_0_LANES_ROWS2(1, Y5, Y9)
+	Q8_0_LANES_ROWS2(2, Y6, Y10)
+	Q8_0_LANES_ROWS2(3, Y7, Y11)
+	ADDQ $34, SI
+	ADDQ $34, BX
+	ADDQ $144, DI
+	DECQ CX
+	JNZ  q80rows2Acts4Block
+	MOVQ   AX, BX
+	HSUM8_TO(Y4, X4, X4, X0)
+	VMOVSS X4, (BX)
+	HSUM8_TO(Y8, X8, X8, X0)
+	VMOVSS X8, 4(BX)
+	HSUM8_TO(Y5, X5, X5, X0)
+	VMOVSS X5, (BX)(R15*1)
+	HSUM8_TO(Y9, X9, X9, X0)
+	VMOVSS X9, 4(BX)(R15*1)
+	HSUM8_TO(Y6, X6, X6, X0)
+	VMOVSS X6, (BX)(R15*2)
+	HSUM8_TO(Y10, X10, X10, X0)
+	VMOVSS X10, 4(BX)(R15*2)
+	HSUM8_TO(Y7, X7, X7, X0)
+	VMOVSS X7, (BX)(R13*1)
+	HSUM8_TO(Y11, X11, X11, X0)
+	VMOVSS X11, 4(BX)(R13*1)
+	ADDQ   $8, AX
+	LEAQ   (R14)(R11*2), R14
+	DECQ   R10
+	JNZ    q80rows2Acts4Row
+	VZEROUPPER
+	RET
+
 // func dotQ5_0Acts4AVX2(w *byte, p *legacyPtrs4, nb int, out *[4]float32)
 TEXT ·dotQ5_0Acts4AVX2(SB), NOSPLIT, $0-32
 	MOVQ w+0(FP), SI

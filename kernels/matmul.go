@@ -36,10 +36,10 @@ type MatMulJob struct {
 	rows     int
 	acts     []Activation
 	out      []float32
-	// pack holds the side data of each full group of four activations
-	// (packActs4), packBlocks super-blocks per group, when the active
-	// tier's kernels for t read it (packBlocks 0 otherwise).
-	pack       []kPack4
+	// pack holds each full group of four activations packed (packActs4),
+	// packBlocks blocks of pack4Bytes(t) per group, when the active tier's
+	// kernels for t read them so (packBlocks 0 otherwise).
+	pack       []byte
 	packBlocks int
 	// pack8 holds each full group of eight activations interleaved
 	// (packActs8), pack8Blocks blocks of pack8Bytes(t) per group, when the
@@ -50,11 +50,11 @@ type MatMulJob struct {
 	// padN is the size of the last group of activations (2 or 3) when the
 	// kernels of four take it padded (padsActs4): pad holds it and then
 	// copies of its last activation, padPack their side data when the
-	// kernels read it packed, and padOut their products (4 × rows), of
+	// kernels read them packed, and padOut their products (4 × rows), of
 	// which the first padN rows are copied into out.
 	padN    int
 	pad     [matMulActGroup]Activation
-	padPack []kPack4
+	padPack []byte
 	padOut  []float32
 	// nb is the blocks per row of interleaved rows (Q4_0x8, Q4_Kx8), and
 	// side or kside each activation's side data per block (nb per
@@ -87,10 +87,11 @@ func (j *MatMulJob) Do(lo, hi int) {
 			}
 			acts := j.acts[b0:min(b0+matMulActGroup, len(j.acts))]
 			n := len(acts)
-			var pk []kPack4
+			var pk []byte
 			if nb := j.packBlocks; nb > 0 && n == matMulActGroup {
+				size := nb * pack4Bytes(j.t)
 				g := b0 / matMulActGroup
-				pk = j.pack[g*nb : (g+1)*nb]
+				pk = j.pack[g*size : (g+1)*size]
 			}
 			out := j.out[b0*j.rows:]
 			if n < matMulActGroup && n == j.padN {
@@ -173,39 +174,77 @@ func (j *MatMulJob) padActs() {
 		j.pad[b] = tail[min(b, n-1)]
 	}
 	if packsActs4(j.t) {
-		if nb := packableBlocks(j.pad[:], Q8_K, QKK); nb > 0 {
-			j.padPack = grow(j.padPack, nb)
-			packKActs4(j.padPack, j.pad[:])
+		kind, block := packKind(j.t)
+		if nb := packableBlocks(j.pad[:], kind, block); nb > 0 {
+			j.padPack = grow(j.padPack, nb*pack4Bytes(j.t))
+			packGroup(j.t, j.padPack, nb, j.pad[:])
 		}
 	}
 	j.padOut = grow(j.padOut, matMulActGroup*j.rows)
 	j.padN = n
 }
 
-// packActs4 fills pack with the side data of each full group of four
-// activations of acts (kPack4 per super-block, packKActs4) when the active
-// tier's kernels for t read it (packsActs4), and returns it with the number
-// of super-blocks per group; otherwise pack emptied and 0. It runs once per
-// product, before the rows are split over the threads.
-func packActs4(t Type, acts []Activation, pack []kPack4) ([]kPack4, int) {
+// packActs4 fills pack with each full group of four activations of acts
+// packed when the active tier's kernels for t read them so (packsActs4):
+// for Q4_K their side data (kPack4 per super-block, packKActs4), for Q8_0
+// their blocks interleaved (packQ8Acts). It returns pack with the number of
+// blocks (K-quants: super-blocks) per group; otherwise pack emptied and 0.
+// It runs once per product, before the rows are split over the threads.
+func packActs4(t Type, acts []Activation, pack []byte) ([]byte, int) {
 	groups := len(acts) / matMulActGroup
 	if groups == 0 || !packsActs4(t) {
 		return pack[:0], 0
 	}
-	nb := packableBlocks(acts, Q8_K, QKK)
+	kind, block := packKind(t)
+	nb := packableBlocks(acts, kind, block)
 	if nb == 0 {
 		return pack[:0], 0
 	}
-	pack = grow(pack, groups*nb)
+	size := nb * pack4Bytes(t)
+	pack = grow(pack, groups*size)
 	// The groups that the kernels of eight activations take are not read.
 	start := 0
 	if packsActs8(t) {
 		start = len(acts) / matMulActGroup8 * matMulActGroup8 / matMulActGroup
 	}
 	for g := start; g < groups; g++ {
-		packKActs4(pack[g*nb:(g+1)*nb], acts[g*matMulActGroup:(g+1)*matMulActGroup])
+		packGroup(t, pack[g*size:(g+1)*size], nb, acts[g*matMulActGroup:(g+1)*matMulActGroup])
 	}
 	return pack, nb
+}
+
+// packKind returns the kind of activation and the values per block that the
+// packed layouts of activations for weights of type t hold: Q8_K
+// super-blocks for the K-quants, Q8_0 blocks for the others.
+func packKind(t Type) (Type, int) {
+	if t == Q4_K || t == Q6_K {
+		return Q8_K, QKK
+	}
+	return Q8_0, QK
+}
+
+// pack4Bytes is the size of one block (Q8_0) or super-block (Q4_K) of four
+// activations packed for weights of type t (packActs4).
+func pack4Bytes(t Type) int {
+	if t == Q4_K {
+		return int(unsafe.Sizeof(kPack4{}))
+	}
+	return q8Pack4Bytes
+}
+
+// packGroup packs nb blocks (K-quants: super-blocks) of the group of four
+// or eight activations acts for weights of type t into dst.
+func packGroup(t Type, dst []byte, nb int, acts []Activation) {
+	switch {
+	case t == Q4_K && len(acts) == matMulActGroup:
+		packKActs4(unsafe.Slice((*kPack4)(unsafe.Pointer(&dst[0])), nb), acts)
+	case t == Q4_K:
+		packKActs8(unsafe.Slice((*kPack8)(unsafe.Pointer(&dst[0])), nb), acts)
+	case t == Q6_K:
+		packQ6Acts8(unsafe.Slice((*q6Pack8)(unsafe.Pointer(&dst[0])), nb), acts)
+	default:
+		packQ8Acts(dst, acts)
+	}
 }
 
 // pack8Bytes is the size of one block (Q8_0) or super-block (Q4_K, Q6_K) of
@@ -217,15 +256,15 @@ func pack8Bytes(t Type) int {
 	case Q6_K:
 		return int(unsafe.Sizeof(q6Pack8{}))
 	}
-	return int(unsafe.Sizeof(q8Pack8{}))
+	return q8Pack8Bytes
 }
 
 // packActs8 fills pack with each full group of eight activations of acts
 // interleaved block by block when the active tier has kernels of eight
 // activations for t (packsActs8), and returns it with the number of blocks
 // (K-quants: super-blocks) per group; otherwise pack emptied and 0. A Q8_0
-// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) is a q8Pack8,
-// a Q4_K super-block a kPack8, a Q6_K one a q6Pack8: one pointer walks all
+// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) takes
+// q8Pack8Bytes, a Q4_K super-block a kPack8, a Q6_K one a q6Pack8: one pointer walks all
 // eight activations. It runs once per product, before the rows are split over the
 // threads.
 func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
@@ -233,10 +272,7 @@ func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
 	if groups == 0 || !packsActs8(t) {
 		return pack[:0], 0
 	}
-	kind, block := Q8_0, QK
-	if t == Q4_K || t == Q6_K {
-		kind, block = Q8_K, QKK
-	}
+	kind, block := packKind(t)
 	nb := packableBlocks(acts, kind, block)
 	if nb == 0 {
 		return pack[:0], 0
@@ -244,15 +280,7 @@ func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
 	size := nb * pack8Bytes(t)
 	pack = grow(pack, groups*size)
 	for g := range groups {
-		group, dst := acts[g*matMulActGroup8:(g+1)*matMulActGroup8], pack[g*size:(g+1)*size]
-		switch t {
-		case Q4_K:
-			packKActs8(unsafe.Slice((*kPack8)(unsafe.Pointer(&dst[0])), nb), group)
-		case Q6_K:
-			packQ6Acts8(unsafe.Slice((*q6Pack8)(unsafe.Pointer(&dst[0])), nb), group)
-		default:
-			packQ8Acts8(unsafe.Slice((*q8Pack8)(unsafe.Pointer(&dst[0])), nb), group)
-		}
+		packGroup(t, pack[g*size:(g+1)*size], nb, acts[g*matMulActGroup8:(g+1)*matMulActGroup8])
 	}
 	return pack, nb
 }

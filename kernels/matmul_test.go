@@ -133,3 +133,33 @@ func BenchmarkMatMul(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulFromMemory times four activations against one on matrices
+// far larger than the last-level cache, as in a decode step of four
+// sequences: the weights come from memory once for the four, and the
+// kernels of four cost little more than one where they keep up with it.
+func BenchmarkMatMulFromMemory(b *testing.B) {
+	const rows, n = 8192, 16384
+	r := rand.New(rand.NewPCG(5, 6))
+	p := NewPool(2)
+	defer p.Close()
+	for _, typ := range []Type{Q8_0, Q4_K, Q6_K} {
+		w, rowBytes := randomMatrix(r, typ, rows, n)
+		acts := randomActivations(r, typ.ActivationKind(), matMulActGroup, n)
+		out := make([]float32, matMulActGroup*rows)
+		b.Run(typ.String()+"/4", func(b *testing.B) {
+			var job MatMulJob
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				p.MatMul(&job, typ, w, rowBytes, acts, out)
+			}
+		})
+		b.Run(typ.String()+"/1", func(b *testing.B) {
+			var job MatVecJob
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				p.MatVec(&job, typ, w, rowBytes, &acts[0], out[:rows])
+			}
+		})
+	}
+}
