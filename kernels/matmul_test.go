@@ -143,7 +143,7 @@ func BenchmarkMatMulFromMemory(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	p := NewPool(2)
 	defer p.Close()
-	for _, typ := range []Type{Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q8_0, Q4_K, Q6_K, Q4_0, Q5_0} {
 		w, rowBytes := randomMatrix(r, typ, rows, n)
 		acts := randomActivations(r, typ.ActivationKind(), matMulActGroup, n)
 		out := make([]float32, matMulActGroup*rows)
