@@ -535,7 +535,7 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 		if t == Q4_0 {
 			return matVecLegacy(pickLegacy(dotQ4_0AVX512, dotQ4_0AVX2), w, rowBytes, q4_0Bytes, a, out)
 		}
-		return matVecLegacy(pickLegacy(dotQ8_0AVX512, dotQ8_0AVX2), w, rowBytes, q8_0Bytes, a, out)
+		return matVecQ8_0AVX2(w, rowBytes, a, out)
 	}
 	k := rows4Kernel(dotQ8_0Rows4AVX512)
 	if t == Q4_0 {
@@ -686,6 +686,34 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	}
 	return r + matVecSuper(k, w[r*rowBytes:], rowBytes, t.BlockBytes(), a, out[r:])
 }
+
+// matVecQ8_0AVX2 is matVecAccel for Q8_0 at tierAVX2: two streams, one row
+// from each half of the rows at a time (dotQ8_0Rows2AVX2), the odd row last
+// alone.
+func matVecQ8_0AVX2(w []byte, rowBytes int, a *Activation, out []float32) int {
+	nb := a.N / QK
+	if active < tierAVX2 || nb == 0 || len(out) == 0 {
+		return 0
+	}
+	qs, d := a.Qs[:nb*QK], a.D[:nb]
+	_ = w[(len(out)-1)*rowBytes+nb*q8_0Bytes-1]
+	n := len(out) / 2
+	var o [2]float32
+	for r := range n {
+		dotQ8_0Rows2AVX2(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
+		out[r], out[r+n] = o[0], o[1]
+	}
+	if r := 2 * n; r < len(out) {
+		out[r] = dotQ8_0AVX2(&w[r*rowBytes], &qs[0], &d[0], nb)
+	}
+	return len(out)
+}
+
+// dotQ8_0Rows2AVX2 sets out[k] to dotQ8_0AVX2 of the row at w + k·stride
+// (k < 2): two streams.
+//
+//go:noescape
+func dotQ8_0Rows2AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[2]float32)
 
 // scatterStreams copies a multi-stream kernel's results, o[k] for row
 // r + k·n (the row r of each of the len(o) parts of n rows), to out.

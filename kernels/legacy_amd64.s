@@ -99,6 +99,63 @@ TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-36
 	VZEROUPPER
 	RET
 
+// ACC += the lanes of the Q8_0 block at B with the activation quants in Y5
+// times the block's scale (fp16 at B) × d_a (X13), as one block of
+// LANES_LOOP with SIGNED_LANES_AVX2 does. Clobbers AX, Y0…Y3.
+#define Q8_0_ROW_BLOCK(B, ACC) \
+	VMOVDQU      2(B), Y1; \
+	VPSIGNB      Y1, Y1, Y2; \
+	VPSIGNB      Y1, Y5, Y3; \
+	VPMADDUBSW   Y3, Y2, Y3; \
+	VPMADDWD     Y14, Y3, Y3; \
+	MOVWLZX      (B), AX; \
+	VMOVD        AX, X0; \
+	VCVTPH2PS    X0, X0; \
+	VMULSS       X13, X0, X0; \
+	VBROADCASTSS X0, Y0; \
+	VCVTDQ2PS    Y3, Y3; \
+	VFMADD231PS  Y3, Y0, ACC
+
+// func dotQ8_0Rows2AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[2]float32)
+//
+// Sets out[k] to dotQ8_0AVX2 of the row at w + k·stride (k < 2) with the
+// activation qs, d: two streams, each prefetched 4 KiB ahead, the
+// activation's block loaded once for both, each row's chain that of
+// dotQ8_0AVX2 (Y15 row 0, Y12 row 1).
+TEXT ·dotQ8_0Rows2AVX2(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ stride+8(FP), R8
+	ADDQ SI, R8
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ nb+32(FP), CX
+	DWORDS(0x00010001, Y14, X14)
+	VXORPS Y15, Y15, Y15
+	VXORPS Y12, Y12, Y12
+
+q80rows2Loop:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4096(R8)
+	VMOVDQU    (DI), Y5
+	VMOVSS     (DX), X13
+	Q8_0_ROW_BLOCK(SI, Y15)
+	Q8_0_ROW_BLOCK(R8, Y12)
+	ADDQ       $34, SI
+	ADDQ       $34, R8
+	ADDQ       $32, DI
+	ADDQ       $4, DX
+	DECQ       CX
+	JNZ        q80rows2Loop
+
+	MOVQ   out+40(FP), BX
+	HSUM8_Y15
+	VMOVSS X0, (BX)
+	VMOVAPS Y12, Y15
+	HSUM8_Y15
+	VMOVSS X0, 4(BX)
+	VZEROUPPER
+	RET
+
 // func dotQ8_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ8_0AVX512(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
