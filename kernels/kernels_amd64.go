@@ -653,7 +653,8 @@ func dotQ8_0Rows8Acts4AVX512(w *byte, rowBytes int, p *legacyPtrs4, nb int, out 
 // matVecK is matVecAccel for the K-quant types: every row with the type's
 // one-row kernel of the active tier (none at tierGeneric), except that with
 // AVX-512 Q6_K rows go four at a time, one from each quarter (from 8 rows
-// on), so that the core reads several streams.
+// on), and Q4_K rows two at a time, one from each half, so that the core
+// reads several streams.
 func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	var k kKernel
 	switch t {
@@ -681,11 +682,29 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 		}
 		r = 4 * n
 	}
+	if t == Q4_K && len(out) >= 2 {
+		// Two streams, one row from each half of the rows.
+		qs, d, bsums := a.Qs[:nb*QKK], a.D[:nb], a.BSums[:nb*QKK/16]
+		_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
+		n := len(out) / 2
+		var o [2]float32
+		for ; r < n; r++ {
+			dotQ4_KRows2AVX2(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], &bsums[0], nb, &o)
+			out[r], out[r+n] = o[0], o[1]
+		}
+		r = 2 * n
+	}
 	if r == len(out) {
 		return r
 	}
 	return r + matVecSuper(k, w[r*rowBytes:], rowBytes, t.BlockBytes(), a, out[r:])
 }
+
+// dotQ4_KRows2AVX2 sets out[k] to dotQ4_KAVX2 of the row at w + k·stride
+// (k < 2): two streams.
+//
+//go:noescape
+func dotQ4_KRows2AVX2(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[2]float32)
 
 // matVecQ8_0AVX2 is matVecAccel for Q8_0 at tierAVX2: two streams, one row
 // from each half of the rows at a time (dotQ8_0Rows2AVX2), the odd row last

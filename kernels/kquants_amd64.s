@@ -161,6 +161,25 @@ GLOBL evenOdd<>(SB), RODATA|NOPTR, $16
 	VPSHUFD      $0x4e, LX, T; \
 	VPADDD       T, LX, LX
 
+// One super-block of the Q4_K row at SI with the activation at DI (quants),
+// DX (scale), R8 (bsums) into the two chains of X15 (dotQ4_KAVX2).
+// Clobbers AX, BX, R9…R12, Y1…Y9.
+#define Q4K_SUPER_AVX2 \
+	SCALES_MINS_K4; \
+	VPXOR        Y6, Y6, Y6; \
+	Q4K_CHUNK(RUN_AVX2, 0); \
+	Q4K_CHUNK(RUN_AVX2, 1); \
+	Q4K_CHUNK(RUN_AVX2, 2); \
+	Q4K_CHUNK(RUN_AVX2, 3); \
+	Q4K_IS_IM(Y6, X6, Y3, X4, Y4); \
+	MOVL         (SI), AX; \
+	VMOVD        AX, X5; \
+	VCVTPH2PS    X5, X5; \
+	VBROADCASTSS (DX), X4; \
+	VMULPS       X4, X5, X5; \
+	VCVTDQ2PS    X6, X6; \
+	VFMADD231PS  X6, X5, X15
+
 // func dotQ4_KAVX2(w *byte, qs *int8, d *float32, bsums *int16, nb int) float32
 //
 // The arithmetic of the reference's repacked Q4_K kernels (dotQ4_KGeneric):
@@ -184,20 +203,7 @@ q4kAVX2Loop:
 	PREFETCHT0   4096(SI)
 	PREFETCHT0   4160(SI)
 	PREFETCHT0   4224(SI)
-	SCALES_MINS_K4
-	VPXOR        Y6, Y6, Y6
-	Q4K_CHUNK(RUN_AVX2, 0)
-	Q4K_CHUNK(RUN_AVX2, 1)
-	Q4K_CHUNK(RUN_AVX2, 2)
-	Q4K_CHUNK(RUN_AVX2, 3)
-	Q4K_IS_IM(Y6, X6, Y3, X4, Y4)
-	MOVL         (SI), AX
-	VMOVD        AX, X5
-	VCVTPH2PS    X5, X5
-	VBROADCASTSS (DX), X4
-	VMULPS       X4, X5, X5
-	VCVTDQ2PS    X6, X6
-	VFMADD231PS  X6, X5, X15
+	Q4K_SUPER_AVX2
 	ADDQ $144, SI
 	ADDQ $256, DI
 	ADDQ $4, DX
@@ -208,6 +214,57 @@ q4kAVX2Loop:
 	VMOVSHDUP X15, X1
 	VSUBSS    X1, X15, X0
 	VMOVSS    X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_KRows2AVX2(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[2]float32)
+//
+// Sets out[k] to dotQ4_KAVX2 of the row at w + k·stride (k < 2): two
+// streams, each prefetched 4 KiB ahead, a super-block of row 0 (SI, chains
+// in X15) then the same super-block of row 1 (R13, chains kept in X12 and
+// swapped into X15 for Q4K_SUPER_AVX2).
+TEXT ·dotQ4_KRows2AVX2(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ stride+8(FP), R13
+	ADDQ SI, R13
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ bsums+32(FP), R8
+	MOVQ nb+40(FP), CX
+	BYTES(0x0f, Y13, X13)
+	VXORPS Y15, Y15, Y15
+	VXORPS Y12, Y12, Y12
+
+q4kRows2Loop:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	PREFETCHT0 4096(R13)
+	PREFETCHT0 4160(R13)
+	PREFETCHT0 4224(R13)
+	Q4K_SUPER_AVX2
+	XCHGQ      SI, R13
+	VMOVAPS    X15, X0
+	VMOVAPS    X12, X15
+	Q4K_SUPER_AVX2
+	VMOVAPS    X15, X12
+	VMOVAPS    X0, X15
+	XCHGQ      SI, R13
+	ADDQ       $144, SI
+	ADDQ       $144, R13
+	ADDQ       $256, DI
+	ADDQ       $4, DX
+	ADDQ       $32, R8
+	DECQ       CX
+	JNZ        q4kRows2Loop
+
+	MOVQ      out+48(FP), BX
+	VMOVSHDUP X15, X1
+	VSUBSS    X1, X15, X0
+	VMOVSS    X0, (BX)
+	VMOVSHDUP X12, X1
+	VSUBSS    X1, X12, X0
+	VMOVSS    X0, 4(BX)
 	VZEROUPPER
 	RET
 
