@@ -437,13 +437,15 @@ func rowsQ4_KActs4Packing(w []byte, rowBytes, rows int, acts []Activation, kp *a
 // the rows k < rows (rowBytes apart in w) and the four activations of acts,
 // with the kernels that unpack a row once for four activations, and returns
 // rows; or 0 when acts does not hold four activations of one length or the
-// active tier has no such kernel for t. There are kernels for Q4_0, Q5_0,
-// Q8_0, Q4_K, Q5_K and Q6_K rows at tierAVX2 and tierAVX512. The pointers to
-// the activations are made once for all the rows. pk is the activations'
-// packed side data (packActs4) when MatMul made it, else nil: the Q4_K
-// kernel of tierAVX2 reads it and loops over the rows itself (without pk,
-// rowsQ4_KActs4Packing packs it for the call), as the Q8_0 kernel of
-// tierAVX2 does.
+// active tier has no such kernel for t (or, for Q8_0 from packed
+// activations, returns an even number of rows: the odd last row comes on
+// the next call). There are kernels for Q4_0, Q5_0, Q8_0, Q4_K, Q5_K and
+// Q6_K rows at tierAVX2 and tierAVX512. The pointers to the activations are
+// made once for all the rows. pk is the activations packed (packActs4) when
+// MatMul made it, else nil: the Q4_K and Q8_0 kernels of tierAVX2 read it
+// and loop over the rows themselves (without pk, rowsQ4_KActs4Packing packs
+// Q4_K's side data for the call, and Q8_0 goes through the kernel that
+// reads the activations in place).
 func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []byte, out []float32, stride int) int {
 	if active < tierAVX2 || len(acts) != 4 || rows <= 0 {
 		return 0
@@ -576,8 +578,9 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 // activations of acts, and returns the number of rows it did: with AVX-512,
 // Q4_0 and Q8_0 rows go to kernels that compute the products of four or
 // eight rows and four activations at once (a multiple of four rows); other
-// rows, types and tiers go to rowsActs4 (with pk, the activations' packed
-// side data or nil), which does them all or none.
+// rows, types and tiers go to rowsActs4 (with pk, the activations packed
+// or nil), which does them all, none, or (Q8_0 from pk) all but an odd last
+// one.
 func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []byte, out []float32, stride int) int {
 	if active < tierAVX512 || rows < 4 || len(acts) != 4 || (t != Q4_0 && t != Q8_0) {
 		return rowsActs4(t, w, rowBytes, rows, acts, pk, out, stride)
