@@ -23,19 +23,19 @@
 	DWORDS(0x00010001, Y14, X14); \
 	BYTES(0x0f, Y13, X13)
 
-// X0 = float32(fp16 at boff(SI) × float32 at doff(DX)), clobbering AX.
-#define BLOCK_SCALE(boff, doff) \
-	MOVWLZX   boff(SI), AX; \
+// X0 = float32(fp16 at W × float32 at D), clobbering AX.
+#define BLOCK_SCALE(W, D) \
+	MOVWLZX   W, AX; \
 	VMOVD     AX, X0; \
 	VCVTPH2PS X0, X0; \
-	VMULSS    doff(DX), X0, X0
+	VMULSS    D, X0, X0
 
-// Y15 += d·float32(lanes) lane by lane, one fused multiply-add each, with d the
-// scalar in X0 (clobbered: Y0 = d broadcast, lanes converted in place).
-#define ACCUMULATE(lanes) \
+// ACC += d·float32(lanes) lane by lane, one fused multiply-add each, with d
+// the scalar in X0 (clobbered: Y0 = d broadcast, lanes converted in place).
+#define ACCUMULATE(lanes, ACC) \
 	VBROADCASTSS X0, Y0; \
 	VCVTDQ2PS    lanes, lanes; \
-	VFMADD231PS  lanes, Y0, Y15
+	VFMADD231PS  lanes, Y0, ACC
 
 // L = the eight sums of four products of the signed weight bytes in Y1 (their
 // magnitudes in Y2) and the activation bytes at Q (lane t: bytes 4t…4t+3),
@@ -76,8 +76,8 @@ loop: \
 	PREFETCHT0 4096(SI); \
 	QUANTS; \
 	LANES(0, Y4); \
-	BLOCK_SCALE(0, 0); \
-	ACCUMULATE(Y4); \
+	BLOCK_SCALE((SI), (DX)); \
+	ACCUMULATE(Y4, Y15); \
 	ADDQ $blockBytes, SI; \
 	ADDQ $32, DI; \
 	ADDQ $4, DX; \
@@ -99,29 +99,20 @@ TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-36
 	VZEROUPPER
 	RET
 
-// ACC += the lanes of the Q8_0 block at B with the activation quants in Y5
-// times the block's scale (fp16 at B) × d_a (X13), as one block of
-// LANES_LOOP with SIGNED_LANES_AVX2 does. Clobbers AX, Y0…Y3.
+// ACC += the Q8_0 block at B times the activation's block at DI (scale at
+// DX): one block of LANES_LOOP(Q8_0_QUANTS, SIGNED_LANES_AVX2) for the row
+// at B. Clobbers AX, Y0…Y4.
 #define Q8_0_ROW_BLOCK(B, ACC) \
-	VMOVDQU      2(B), Y1; \
-	VPSIGNB      Y1, Y1, Y2; \
-	VPSIGNB      Y1, Y5, Y3; \
-	VPMADDUBSW   Y3, Y2, Y3; \
-	VPMADDWD     Y14, Y3, Y3; \
-	MOVWLZX      (B), AX; \
-	VMOVD        AX, X0; \
-	VCVTPH2PS    X0, X0; \
-	VMULSS       X13, X0, X0; \
-	VBROADCASTSS X0, Y0; \
-	VCVTDQ2PS    Y3, Y3; \
-	VFMADD231PS  Y3, Y0, ACC
+	VMOVDQU 2(B), Y1; \
+	SIGNED_LANES_AVX2(0, Y4); \
+	BLOCK_SCALE((B), (DX)); \
+	ACCUMULATE(Y4, ACC)
 
 // func dotQ8_0Rows2AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[2]float32)
 //
 // Sets out[k] to dotQ8_0AVX2 of the row at w + k·stride (k < 2) with the
-// activation qs, d: two streams, each prefetched 4 KiB ahead, the
-// activation's block loaded once for both, each row's chain that of
-// dotQ8_0AVX2 (Y15 row 0, Y12 row 1).
+// activation qs, d: two streams, each prefetched 4 KiB ahead, each row's
+// chain that of dotQ8_0AVX2 (Y15 row 0, Y12 row 1).
 TEXT ·dotQ8_0Rows2AVX2(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ stride+8(FP), R8
@@ -136,8 +127,6 @@ TEXT ·dotQ8_0Rows2AVX2(SB), NOSPLIT, $0-48
 q80rows2Loop:
 	PREFETCHT0 4096(SI)
 	PREFETCHT0 4096(R8)
-	VMOVDQU    (DI), Y5
-	VMOVSS     (DX), X13
 	Q8_0_ROW_BLOCK(SI, Y15)
 	Q8_0_ROW_BLOCK(R8, Y12)
 	ADDQ       $34, SI
@@ -308,7 +297,7 @@ TEXT ·dotQ5_0AVX512(SB), NOSPLIT, $0-36
 // X15 = fma(float32(X4), d of the block at SI, X15). Clobbers X0.
 #define Q4_0_CHAIN1 \
 	VCVTDQ2PS   X4, X4; \
-	BLOCK_SCALE(0, 0); \
+	BLOCK_SCALE((SI), (DX)); \
 	VFMADD231SS X4, X0, X15
 
 #define Q4_0_CONSTS \
