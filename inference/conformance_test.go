@@ -208,52 +208,60 @@ func TestConformanceLogits(t *testing.T) {
 // runs (stories260K's head dimension, 8, is not a multiple of Q8_0's
 // 32-value blocks: TestQ8_0KVRefused), every architecture: llama in each
 // weight type, qwen2, qwen3, gemma3 (sliding-window rings), phi3, lfm2,
-// smollm3, qwen35 and gemma4 (shared-KV layers), with each one's limit.
+// smollm3, qwen35 and gemma4 (shared-KV layers).
 //
 // The reference's logits were computed with an FP16 cache (testdata/
-// README.md); there are none made with -ctk q8_0 -ctv q8_0. Against them a
-// Q8_0 cache differs by what storing keys and values in 8 bits costs, the
-// same figure as between edgellm's own Q8_0 and FP16 runs (to ±0.001),
-// and on these random-weight models the cost is larger than on trained
-// ones: at position 0, where attention returns one value row, the values'
-// 8-bit rounding alone moves the logits by 0.007 (tiny-f32) to 0.05
-// (gemma3-tiny-q4_k_m), each rounding difference able to flip the 8-bit
-// rounding of the next matmul's input. The 0.03 holds for the
-// files listed with it; the others have a limit about 20% above the worst
-// row measured (in the comment), which the arithmetic, identical on every
-// kernel tier, reproduces.
+// README.md); against them a Q8_0 cache differs by what storing keys and
+// values in 8 bits costs, and on these random-weight models that cost is
+// larger than on trained ones: each rounding difference can flip the 8-bit
+// rounding of the next matmul's input. ref is what it costs the reference
+// itself: llama.cpp 3f545be run on this project's machine (AVX2, 2 threads,
+// the ids one at a time, n_ctx 512) with -ctk q8_0 -ctv q8_0 (and flash
+// attention, which its quantized V cache needs), the worst row's nrmse
+// against its FP16 logits in testdata. On 11 of these 19 files the reference
+// is more than 0.03 away itself, and on these models a change of arithmetic
+// alone moves the logits by as much (the same build on this AVX2 machine
+// against its logits made on AVX-512, FP16 cache both times: 0.015–0.038 on
+// 9 of the files). So a file's limit is 0.03, or 1.2 × ref where the
+// reference's own Q8_0 cache costs more; edgellm's worst row, the same on
+// every kernel tier, is in the comment.
 var q8KVModels = []struct {
 	name string
-	tol  float64
+	ref  float64 // the reference's own Q8_0-cache nrmse, see above
 }{
-	{"tiny-f32", 0.03},            // 0.0080
-	{"tiny-f16", 0.03},            // 0.0083
-	{"tiny-q4_0", 0.03},           // 0.0222
-	{"tiny-q8_0", 0.03},           // 0.0220
-	{"tiny-q4_k_m", 0.036},        // 0.0296
-	{"tiny-q6_k", 0.04},           // 0.0328
-	{"qwen2-tiny-q8_0", 0.03},     // 0.0199
-	{"qwen3-tiny-q8_0", 0.04},     // 0.0337
-	{"qwen3-tiny-q4_k_m", 0.06},   // 0.0505
-	{"gemma3-tiny-q8_0", 0.05},    // 0.0415 (sliding-window rings)
-	{"gemma3-tiny-q4_k_m", 0.07},  // 0.0591
-	{"phi3-tiny-q8_0", 0.045},     // 0.0380
-	{"phi3-tiny-q4_k_m", 0.06},    // 0.0491
-	{"lfm2-tiny-q8_0", 0.03},      // 0.0239
-	{"lfm2-tiny-q4_k_m", 0.046},   // 0.0384
-	{"smollm3-tiny-q8_0", 0.037},  // 0.0306
-	{"smollm3-tiny-q4_k_m", 0.06}, // 0.0495
-	{"qwen35-tiny-q8_0", 0.03},    // 0.0199
-	{"gemma4-tiny-q8_0", 0.09},    // 0.0762 (its FP16 limit is 0.05)
+	{"tiny-f32", 0.0093},            // 0.0080
+	{"tiny-f16", 0.0080},            // 0.0083
+	{"tiny-q4_0", 0.0220},           // 0.0222
+	{"tiny-q8_0", 0.0236},           // 0.0220
+	{"tiny-q4_k_m", 0.0317},         // 0.0296
+	{"tiny-q6_k", 0.0294},           // 0.0328
+	{"qwen2-tiny-q8_0", 0.0186},     // 0.0199
+	{"qwen3-tiny-q8_0", 0.0339},     // 0.0337
+	{"qwen3-tiny-q4_k_m", 0.0466},   // 0.0505
+	{"gemma3-tiny-q8_0", 0.0421},    // 0.0415 (sliding-window rings)
+	{"gemma3-tiny-q4_k_m", 0.0548},  // 0.0591
+	{"phi3-tiny-q8_0", 0.0370},      // 0.0380
+	{"phi3-tiny-q4_k_m", 0.0448},    // 0.0491
+	{"lfm2-tiny-q8_0", 0.0262},      // 0.0239
+	{"lfm2-tiny-q4_k_m", 0.0350},    // 0.0384
+	{"smollm3-tiny-q8_0", 0.0370},   // 0.0306
+	{"smollm3-tiny-q4_k_m", 0.0496}, // 0.0495
+	{"qwen35-tiny-q8_0", 0.0103},    // 0.0199
+	{"gemma4-tiny-q8_0", 0.0858},    // 0.0762
 }
+
+// q8KVLimit is the nrmse a Q8_0 cache may reach on a file whose reference
+// Q8_0 cache reaches ref (see q8KVModels).
+func q8KVLimit(ref float64) float64 { return max(0.03, 1.2*ref) }
 
 // TestConformanceQ8_0KV runs TestConformanceLogits' ids through a Q8_0 KV
 // cache, in batches (Eval) as a prompt is prefilled, and requires every row
-// within the model's limit (q8KVModels) of the reference's logits (made with
-// an FP16 cache): what storing keys and values in 8 bits costs.
+// within the model's limit (q8KVLimit) of the reference's logits (made with
+// an FP16 cache): what storing keys and values in 8 bits costs, no more
+// than it costs the reference.
 func TestConformanceQ8_0KV(t *testing.T) {
 	for _, tc := range q8KVModels {
-		name, tol := tc.name, tc.tol
+		name, tol := tc.name, q8KVLimit(tc.ref)
 		t.Run(name, func(t *testing.T) {
 			m := loadTestModel(t, name)
 			ids, ref := referenceRun(t, m, name)
