@@ -535,7 +535,7 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 	}
 	if active < tierAVX512 {
 		if t == Q4_0 {
-			return matVecLegacy(pickLegacy(dotQ4_0AVX512, dotQ4_0AVX2), w, rowBytes, q4_0Bytes, a, out)
+			return matVecQ4_0AVX2(w, rowBytes, a, out)
 		}
 		return matVecQ8_0AVX2(w, rowBytes, a, out)
 	}
@@ -736,6 +736,34 @@ func matVecQ8_0AVX2(w []byte, rowBytes int, a *Activation, out []float32) int {
 //
 //go:noescape
 func dotQ8_0Rows2AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[2]float32)
+
+// matVecQ4_0AVX2 is matVecAccel for Q4_0 at tierAVX2: four streams, one row
+// from each quarter of the rows at a time (dotQ4_0Rows4AVX2), the rows left
+// over alone.
+func matVecQ4_0AVX2(w []byte, rowBytes int, a *Activation, out []float32) int {
+	nb := a.N / QK
+	if active < tierAVX2 || nb == 0 || len(out) == 0 {
+		return 0
+	}
+	qs, d := a.Qs[:nb*QK], a.D[:nb]
+	_ = w[(len(out)-1)*rowBytes+nb*q4_0Bytes-1]
+	n := len(out) / 4
+	var o [4]float32
+	for r := range n {
+		dotQ4_0Rows4AVX2(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
+		scatterStreams(out, o[:], r, n)
+	}
+	for r := 4 * n; r < len(out); r++ {
+		out[r] = dotQ4_0AVX2(&w[r*rowBytes], &qs[0], &d[0], nb)
+	}
+	return len(out)
+}
+
+// dotQ4_0Rows4AVX2 sets out[k] to dotQ4_0AVX2 of the row at w + k·stride
+// (k < 4): four streams.
+//
+//go:noescape
+func dotQ4_0Rows4AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
 
 // scatterStreams copies a multi-stream kernel's results, o[k] for row
 // r + k·n (the row r of each of the len(o) parts of n rows), to out.

@@ -351,6 +351,109 @@ TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
 	VZEROUPPER
 	RET
 
+// Y = the lanes of the Q4_0 blocks at the memory operands A and B (16 quant
+// bytes each at 2+A, 2+B) with the activation block in Y10 (its first 16 quants in both
+// halves) and Y11 (its last 16): the low nibbles, unsigned, times the first
+// 16 activation bytes plus the high nibbles times the last 16 (VPMADDUBSW,
+// exact: a pair is at most 2·15·127), added as int16 (at most 4·15·127) and
+// widened by VPMADDWD with the ones in Y14, less Y9 (8 times the same sums
+// of the activation bytes): the low half of Y holds four partial sums of A's
+// sumi, the high half B's. Clobbers Y3.
+#define Q4_0_PAIR_LANES_AVX2(A, B, Y) \
+	VMOVDQU     2+A, X3; \
+	VINSERTI128 $1, 2+B, Y3, Y3; \
+	VPSRLW      $4, Y3, Y; \
+	VPAND       Y13, Y3, Y3; \
+	VPAND       Y13, Y, Y; \
+	VPMADDUBSW  Y10, Y3, Y3; \
+	VPMADDUBSW  Y11, Y, Y; \
+	VPADDW      Y3, Y, Y; \
+	VPMADDWD    Y14, Y, Y; \
+	VPSUBD      Y9, Y, Y
+
+// One block of dotQ4_0Rows4AVX2 at byte offsets W (weights, from SI, R11,
+// R12, R13), A (activation quants, from DI) and D (activation scales, from
+// DX): X15 lane k += float32(sumi of row k) · d_w·d_a, one fused
+// multiply-add.
+#define Q4_0_ROWS4_STEP(W, A, D) \
+	VBROADCASTI128 A(DI), Y10; \
+	VBROADCASTI128 A+16(DI), Y11; \
+	VPMADDUBSW     Y10, Y12, Y9; \
+	VPMADDUBSW     Y11, Y12, Y8; \
+	VPADDW         Y8, Y9, Y9; \
+	VPMADDWD       Y14, Y9, Y9; \
+	Q4_0_PAIR_LANES_AVX2(W(SI), W(R11), Y4); \
+	Q4_0_PAIR_LANES_AVX2(W(R12), W(R13), Y5); \
+	VPHADDD        Y5, Y4, Y6; \
+	VPHADDD        Y6, Y6, Y6; \
+	VEXTRACTI128   $1, Y6, X7; \
+	VPUNPCKLDQ     X7, X6, X6; \
+	VCVTDQ2PS      X6, X6; \
+	MOVWLZX        W(SI), AX; \
+	VMOVD          AX, X7; \
+	VPINSRW        $1, W(R11), X7, X7; \
+	VPINSRW        $2, W(R12), X7, X7; \
+	VPINSRW        $3, W(R13), X7, X7; \
+	VCVTPH2PS      X7, X7; \
+	VBROADCASTSS   D(DX), X8; \
+	VMULPS         X8, X7, X7; \
+	VFMADD231PS    X6, X7, X15
+
+// func dotQ4_0Rows4AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
+//
+// Sets out[k] to dotQ4_0AVX2 of the row at w + k·stride (k < 4): four
+// streams, each prefetched 4 KiB ahead every other block, whose chains run in the four lanes of
+// X15 (lane k = row k, fma(float32(sumi), d_w·d_a, sum) block by block as in
+// dotQ4_0Generic). Per block the nibbles are taken unsigned and 8 times the
+// activation's sums taken away (Y9, once for the four rows), two rows per
+// 256-bit register; the four sumi are reduced together and their scales
+// gathered into one vector, so that a block costs one vector multiply-add
+// for the four rows instead of four scalar ones each behind the other.
+TEXT ·dotQ4_0Rows4AVX2(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ stride+8(FP), BX
+	MOVQ qs+16(FP), DI
+	MOVQ d+24(FP), DX
+	MOVQ nb+32(FP), CX
+	LEAQ (BX)(BX*2), R10
+	LEAQ (SI)(BX*1), R11
+	LEAQ (SI)(BX*2), R12
+	LEAQ (SI)(R10*1), R13
+	LEGACY_CONSTS
+	DWORDS(0x08080808, Y12, X12)
+	VXORPS X15, X15, X15
+
+	MOVQ CX, R8
+	SHRQ $1, R8
+	JZ   q40rows4avx2Tail
+
+q40rows4avx2Loop:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4096(R11)
+	PREFETCHT0 4096(R12)
+	PREFETCHT0 4096(R13)
+	Q4_0_ROWS4_STEP(0, 0, 0)
+	Q4_0_ROWS4_STEP(18, 32, 4)
+	ADDQ $36, SI
+	ADDQ $36, R11
+	ADDQ $36, R12
+	ADDQ $36, R13
+	ADDQ $64, DI
+	ADDQ $8, DX
+	DECQ R8
+	JNZ  q40rows4avx2Loop
+
+q40rows4avx2Tail:
+	TESTQ $1, CX
+	JZ    q40rows4avx2Done
+	Q4_0_ROWS4_STEP(0, 0, 0)
+
+q40rows4avx2Done:
+	MOVQ    out+40(FP), AX
+	VMOVUPS X15, (AX)
+	VZEROUPPER
+	RET
+
 // func dotQ4_0AVX512(w *byte, qs *int8, d *float32, nb int) float32
 TEXT ·dotQ4_0AVX512(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
