@@ -765,14 +765,6 @@ func matVecQ4_0AVX2(w []byte, rowBytes int, a *Activation, out []float32) int {
 //go:noescape
 func dotQ4_0Rows4AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
 
-// scatterStreams copies a multi-stream kernel's results, o[k] for row
-// r + k·n (the row r of each of the len(o) parts of n rows), to out.
-func scatterStreams(out, o []float32, r, n int) {
-	for k, v := range o {
-		out[r+k*n] = v
-	}
-}
-
 // rows4Kernel is the signature of the kernels that set out[k] to the dot of
 // the row of nb blocks at w + k·rowBytes (k < 4) with the activation quants
 // qs and scales d.

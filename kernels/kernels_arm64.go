@@ -395,7 +395,7 @@ func sumWords(b []uint64) uint64 { return sumWordsGeneric(b) }
 func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	switch t {
 	case Q4_0:
-		return matVecLegacy(pickLegacy(dotQ4_0SDOT, dotQ4_0NEON), w, rowBytes, q4_0Bytes, a, out)
+		return matVecQ4_0(w, rowBytes, a, out)
 	case Q5_0:
 		return matVecLegacy(pickLegacy(dotQ5_0SDOT, dotQ5_0NEON), w, rowBytes, q5_0Bytes, a, out)
 	case Q8_0:
@@ -409,6 +409,46 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 	}
 	return 0
 }
+
+// matVecQ4_0 is matVecAccel for Q4_0: four streams, one row from each
+// quarter of the rows at a time (dotQ4_0Rows4SDOT or …NEON), the rows left
+// over alone.
+func matVecQ4_0(w []byte, rowBytes int, a *Activation, out []float32) int {
+	nb := a.N / QK
+	if active < tierNEON || nb == 0 || len(out) == 0 {
+		return 0
+	}
+	qs, d := a.Qs[:nb*QK], a.D[:nb]
+	_ = w[(len(out)-1)*rowBytes+nb*q4_0Bytes-1]
+	sdot := active == tierSDOT
+	n := len(out) / 4
+	var o [4]float32
+	for r := range n {
+		if sdot {
+			dotQ4_0Rows4SDOT(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
+		} else {
+			dotQ4_0Rows4NEON(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
+		}
+		scatterStreams(out, o[:], r, n)
+	}
+	one := pickLegacy(dotQ4_0SDOT, dotQ4_0NEON)
+	for r := 4 * n; r < len(out); r++ {
+		out[r] = one(&w[r*rowBytes], &qs[0], &d[0], nb)
+	}
+	return len(out)
+}
+
+// dotQ4_0Rows4SDOT sets out[k] to dotQ4_0SDOT of the row at w + k·stride
+// (k < 4): four streams, whose chains run in the lanes of one vector.
+//
+//go:noescape
+func dotQ4_0Rows4SDOT(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
+
+// dotQ4_0Rows4NEON is dotQ4_0Rows4SDOT without SDOT, giving dotQ4_0NEON's
+// results.
+//
+//go:noescape
+func dotQ4_0Rows4NEON(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
 
 // dotRowActsAccel sets out[b·stride] to DotRow(t, w, &acts[b]) for every b, as
 // dotRowActs does, with a kernel that unpacks the row once for all four

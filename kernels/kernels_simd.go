@@ -103,3 +103,11 @@ func matVecSuper(k kKernel, w []byte, rowBytes, blockBytes int, a *Activation, o
 	}
 	return len(out)
 }
+
+// scatterStreams copies a multi-stream kernel's results, o[k] for row
+// r + k·n (the row r of each of the len(o) parts of n rows), to out.
+func scatterStreams(out, o []float32, r, n int) {
+	for k, v := range o {
+		out[r+k*n] = v
+	}
+}

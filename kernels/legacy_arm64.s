@@ -641,3 +641,102 @@ q8_0quant:
 	SUBS $1, R3, R3
 	BNE  q8_0quant
 	RET
+
+// ---------------------------------------------------------------------------
+// Q4_0 rows four at a time (decode): dotQ4_0Rows4SDOT, dotQ4_0Rows4NEON set
+// out[k] to the dot of the row at w + k·stride (k < 4) with one activation.
+// Row k's chain of fused multiply-adds (fma(float32(sumi), d_w·d_a, sum)
+// block by block, dotQ4_0Generic) runs in lane k of V0, so that a block
+// costs one vector multiply-add for the four rows instead of four scalar ones
+// each behind the other; the activation's block is loaded once for them.
+// Registers: R0, R6, R7, R8 the rows, R1 activation quants, R2 activation
+// scales, R3 blocks left, R10…R13 the rows' scale bits; V2, V3 the
+// activation's quants, V4 its scale; V31 = 0x0f, V30 = 8 in every byte.
+
+// Q4_0_ROW_LOAD loads the block at R: its scale bits to s, its quants minus
+// 8 to V6 (values 0…15) and V7 (16…31).
+#define Q4_0_ROW_LOAD(R, s) \
+	MOVHU.P 2(R), s; \
+	VLD1.P  16(R), [V1.B16]; \
+	Q4_0_NIBBLES
+
+// Q4_0_ROW_SUM_SDOT(R, s, q) loads the block at R and sets the four int32
+// lanes of V(q) to partial sums of its sumi: its quants dotted with the
+// activation's V2, V3.
+#define Q4_0_ROW_SUM_SDOT(R, s, q) \
+	Q4_0_ROW_LOAD(R, s); \
+	ZERO(q); \
+	SDOT(q, 6, 2); \
+	SDOT(q, 7, 3)
+
+// Q4_0_ROW_SUM_NEON is Q4_0_ROW_SUM_SDOT with 16-bit products (|p| ≤ 1024,
+// four summed per 16-bit lane as in Q4_0_SUM_NEON), their lanes summed in
+// pairs widening to 32 bits. Clobbers V8, V9.
+#define Q4_0_ROW_SUM_NEON(R, s, q) \
+	Q4_0_ROW_LOAD(R, s); \
+	SMULL2_B(8, 6, 2); \
+	SMULL_B(6, 6, 2); \
+	SMULL2_B(9, 7, 3); \
+	SMULL_B(7, 7, 3); \
+	VADD    V8.H8, V6.H8, V6.H8; \
+	VADD    V9.H8, V7.H8, V7.H8; \
+	VADD    V7.H8, V6.H8, V6.H8; \
+	SADDLP_H(q, 6)
+
+// Q4_0_ROWS4_DOT is the body of the kernels: SUM is Q4_0_ROW_SUM_SDOT or
+// Q4_0_ROW_SUM_NEON. The rows' sums V16, V17, V18, V19 are added up by pairs
+// into V24 = [sumi of rows 0…3], their scales gathered into V25.
+#define Q4_0_ROWS4_DOT(SUM) \
+	ZERO(0); \
+	Q4_0_CONSTS; \
+	CBZ R3, done; \
+loop: \
+	VLD1.P  32(R1), [V2.B16, V3.B16]; \
+	FMOVS.P 4(R2), F4; \
+	SUM(R0, R10, 16); \
+	SUM(R6, R11, 17); \
+	SUM(R7, R12, 18); \
+	SUM(R8, R13, 19); \
+	ADDP_S(16, 16, 17); \
+	ADDP_S(18, 18, 19); \
+	ADDP_S(24, 16, 18); \
+	SCVTF_S(24, 24); \
+	VMOV    R10, V25.H[0]; \
+	VMOV    R11, V25.H[1]; \
+	VMOV    R12, V25.H[2]; \
+	VMOV    R13, V25.H[3]; \
+	FCVTL_H(25, 25); \
+	FMUL_SE(25, 25, 4, 0); \
+	VFMLA   V24.S4, V25.S4, V0.S4; \
+	SUBS    $1, R3, R3; \
+	BNE     loop; \
+done: \
+	VST1    [V0.S4], (R9)
+
+// func dotQ4_0Rows4SDOT(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
+TEXT ·dotQ4_0Rows4SDOT(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R0
+	MOVD stride+8(FP), R5
+	MOVD qs+16(FP), R1
+	MOVD d+24(FP), R2
+	MOVD nb+32(FP), R3
+	MOVD out+40(FP), R9
+	ADD  R5, R0, R6
+	ADD  R5, R6, R7
+	ADD  R5, R7, R8
+	Q4_0_ROWS4_DOT(Q4_0_ROW_SUM_SDOT)
+	RET
+
+// func dotQ4_0Rows4NEON(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
+TEXT ·dotQ4_0Rows4NEON(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R0
+	MOVD stride+8(FP), R5
+	MOVD qs+16(FP), R1
+	MOVD d+24(FP), R2
+	MOVD nb+32(FP), R3
+	MOVD out+40(FP), R9
+	ADD  R5, R0, R6
+	ADD  R5, R6, R7
+	ADD  R5, R7, R8
+	Q4_0_ROWS4_DOT(Q4_0_ROW_SUM_NEON)
+	RET
