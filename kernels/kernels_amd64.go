@@ -362,7 +362,7 @@ func rowsActs8(t Type, w []byte, rowBytes, rows int, pk []byte, nb int, out []fl
 
 // dotQ4_0RowsActs8AVX2 sets out[b·stride + k] to dotQ4_0Generic of the row
 // of nb blocks at w + k·rowBytes with activation b of the group packed at pk
-// (as for Q8_0), for k < rows and b < 8, with AVX2.
+// (packQ4Acts8), for k < rows and b < 8, with AVX2: two rows at a time.
 //
 //go:noescape
 func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
@@ -381,11 +381,14 @@ func dotQ5_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *fl
 //go:noescape
 func dotQ6_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 
-// The Q8_0, Q5_0 and Q4_0 kernels of eight activations read a packed block
-// as 288 bytes: the quants at 0 (activation b at 32b), the scales at 256;
-// the Q8_0 kernel of four as 144 bytes, the scales at 128.
+// The Q8_0 and Q5_0 kernels of eight activations read a packed block as 288
+// bytes: the quants at 0 (activation b at 32b), the scales at 256; the Q8_0
+// kernel of four as 144 bytes, the scales at 128; the Q4_0 kernel of eight
+// as 576 bytes: the quants at 0 (activation b at 64b), the scales at 512,
+// the corrections at 544.
 var _ = [1]struct{}{}[q8Pack8Bytes-288]
 var _ = [1]struct{}{}[q8Pack4Bytes-144]
+var _ = [1]struct{}{}[q4Pack8Bytes-576]
 
 // The Q6_K kernel of eight activations reads a q6Pack8 as 4128 bytes: the
 // scales at 0, the quants at 32 (run c of activation b at 32 + 256c + 32b),

@@ -1686,17 +1686,32 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 	LANES_ROWS_ACTS8(Q5_0_QUANTS_MEM, 22, q50rowsActs8Row, q50rowsActs8Block)
 	RET
 
+// Y = the lanes of the two rows' Q4_0 block (its low nibbles in Y1, its high
+// nibbles in Y2: row A in the low halves, row B in the high) with the
+// activation at off(DI) of a q4Pack8 block: its first 16 quants, twice, then
+// its last 16, twice. VPMADDUBSW of the unsigned nibbles (a pair at most
+// 2·15·127), the two added as int16 and widened by VPMADDWD with the ones in
+// Y14: four partial sums of row A's block in the low half, of row B's in
+// the high. Clobbers Y3.
+#define Q4_0_PAIR_ACT(off, Y) \
+	VPMADDUBSW off(DI), Y1, Y; \
+	VPMADDUBSW off+32(DI), Y2, Y3; \
+	VPADDW     Y3, Y, Y; \
+	VPMADDWD   Y14, Y, Y
+
 // func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 //
 // Sets out[b·stride + k] to dotQ4_0Generic of the row of nb blocks at
-// w + k·rowBytes with activation b of the eight packed at pk (packActs8, as
-// for Q8_0), k < rows: per block the weights unpacked once (Q4_0_WEIGHTS),
-// their lanes with each activation in Y4…Y11, reduced to the eight exact
-// block sums, and lane b of Y15 takes fma(float32(sumi_b), d_w·d_b, acc_b)
-// for the eight at once, dotQ4_0Generic's step.
+// w + k·rowBytes with activation b of the eight packed at pk (packQ4Acts8),
+// k < rows: two rows at a time (the last alone as both rows of a pair when
+// rows is odd), their blocks in the two halves of one register. Per block
+// the nibbles are taken unsigned, their lanes with each activation formed in
+// Y4…Y11 and reduced to the sums of both rows with the eight activations,
+// less 8 times each activation's sum (the pack's corrections): the exact
+// sumi. Lane b of Y15 (row A) and Y12 (row B) takes fma(float32(sumi_b),
+// d_w·d_b, acc_b) for the eight at once, dotQ4_0Generic's step.
 TEXT ·dotQ4_0RowsActs8AVX2(SB), NOSPLIT, $0-56
 	LEGACY_CONSTS
-	DWORDS(0x08080808, Y12, X12)
 	MOVQ w+0(FP), R14
 	MOVQ out+40(FP), DX
 	MOVQ stride+48(FP), R8
@@ -1705,36 +1720,58 @@ TEXT ·dotQ4_0RowsActs8AVX2(SB), NOSPLIT, $0-56
 
 q40rowsActs8Row:
 	MOVQ   R14, SI
+	MOVQ   R14, R12
+	CMPQ   R13, $1
+	JEQ    q40rowsActs8One
+	ADDQ   rowBytes+8(FP), R12
+
+q40rowsActs8One:
 	MOVQ   pk+24(FP), DI
 	MOVQ   nb+32(FP), CX
 	VXORPS Y15, Y15, Y15
+	VXORPS Y12, Y12, Y12
 
 q40rowsActs8Block:
-	Q4_0_WEIGHTS(2(SI))
-	ACT_LANES_AVX2(0(DI), Y4)
-	ACT_LANES_AVX2(32(DI), Y5)
-	ACT_LANES_AVX2(64(DI), Y6)
-	ACT_LANES_AVX2(96(DI), Y7)
-	ACT_LANES_AVX2(128(DI), Y8)
-	ACT_LANES_AVX2(160(DI), Y9)
-	ACT_LANES_AVX2(192(DI), Y10)
-	ACT_LANES_AVX2(224(DI), Y11)
-	VPHADDD      Y5, Y4, Y4
-	VPHADDD      Y7, Y6, Y6
-	VPHADDD      Y6, Y4, Y4
-	VPHADDD      Y9, Y8, Y8
-	VPHADDD      Y11, Y10, Y10
-	VPHADDD      Y10, Y8, Y8
-	VPERM2I128   $0x20, Y8, Y4, Y3
-	VPERM2I128   $0x31, Y8, Y4, Y4
-	VPADDD       Y4, Y3, Y3
-	VCVTDQ2PS    Y3, Y3
+	VMOVDQU     2(SI), X1
+	VINSERTI128 $1, 2(R12), Y1, Y1
+	VPSRLW      $4, Y1, Y2
+	VPAND       Y13, Y1, Y1
+	VPAND       Y13, Y2, Y2
+	Q4_0_PAIR_ACT(0, Y4)
+	Q4_0_PAIR_ACT(64, Y5)
+	Q4_0_PAIR_ACT(128, Y6)
+	Q4_0_PAIR_ACT(192, Y7)
+	Q4_0_PAIR_ACT(256, Y8)
+	Q4_0_PAIR_ACT(320, Y9)
+	Q4_0_PAIR_ACT(384, Y10)
+	Q4_0_PAIR_ACT(448, Y11)
+
+	// Y3 = row A's eight sums, Y4 row B's: the lanes added up by pairs
+	// within each half, then the halves of activations 0…3 and 4…7 joined.
+	VPHADDD    Y5, Y4, Y4
+	VPHADDD    Y7, Y6, Y6
+	VPHADDD    Y9, Y8, Y8
+	VPHADDD    Y11, Y10, Y10
+	VPHADDD    Y6, Y4, Y4
+	VPHADDD    Y10, Y8, Y8
+	VPERM2I128 $0x20, Y8, Y4, Y3
+	VPERM2I128 $0x31, Y8, Y4, Y4
+	VPSUBD     544(DI), Y3, Y3
+	VPSUBD     544(DI), Y4, Y4
+	VCVTDQ2PS  Y3, Y3
+	VCVTDQ2PS  Y4, Y4
+
 	VPBROADCASTW (SI), X0
 	VCVTPH2PS    X0, Y0
-	VMULPS       256(DI), Y0, Y0
+	VMULPS       512(DI), Y0, Y0
 	VFMADD231PS  Y3, Y0, Y15
+	VPBROADCASTW (R12), X0
+	VCVTPH2PS    X0, Y0
+	VMULPS       512(DI), Y0, Y0
+	VFMADD231PS  Y4, Y0, Y12
 	ADDQ         $18, SI
-	ADDQ         $288, DI
+	ADDQ         $18, R12
+	ADDQ         $576, DI
 	DECQ         CX
 	JNZ          q40rowsActs8Block
 
@@ -1742,8 +1779,16 @@ q40rowsActs8Block:
 	LEAQ         (R8)(R8*2), AX
 	STORE_LANES8(Y15, X15)
 	ADDQ         $4, DX
+	DECQ         R13
+	JZ           q40rowsActs8Done
+	MOVQ         DX, BX
+	STORE_LANES8(Y12, X12)
+	ADDQ         $4, DX
+	ADDQ         rowBytes+8(FP), R14
 	ADDQ         rowBytes+8(FP), R14
 	DECQ         R13
 	JNZ          q40rowsActs8Row
+
+q40rowsActs8Done:
 	VZEROUPPER
 	RET

@@ -242,6 +242,8 @@ func packGroup(t Type, dst []byte, nb int, acts []Activation) {
 		packKActs8(unsafe.Slice((*kPack8)(unsafe.Pointer(&dst[0])), nb), acts)
 	case t == Q6_K:
 		packQ6Acts8(unsafe.Slice((*q6Pack8)(unsafe.Pointer(&dst[0])), nb), acts)
+	case t == Q4_0 && len(acts) == matMulActGroup8:
+		packQ4Acts8(dst[:nb*q4Pack8Bytes], acts)
 	default:
 		packQ8Acts(dst, acts)
 	}
@@ -255,6 +257,8 @@ func pack8Bytes(t Type) int {
 		return int(unsafe.Sizeof(kPack8{}))
 	case Q6_K:
 		return int(unsafe.Sizeof(q6Pack8{}))
+	case Q4_0:
+		return q4Pack8Bytes
 	}
 	return q8Pack8Bytes
 }
@@ -263,9 +267,9 @@ func pack8Bytes(t Type) int {
 // interleaved block by block when the active tier has kernels of eight
 // activations for t (packsActs8), and returns it with the number of blocks
 // (K-quants: super-blocks) per group; otherwise pack emptied and 0. A Q8_0
-// block (of the activations of Q8_0, Q5_0 or Q4_0 weights) takes
-// q8Pack8Bytes, a Q4_K super-block a kPack8, a Q6_K one a q6Pack8: one pointer walks all
-// eight activations. It runs once per product, before the rows are split over the
+// block takes q8Pack8Bytes for Q8_0 and Q5_0 weights, q4Pack8Bytes for Q4_0
+// ones, a Q4_K super-block a kPack8, a Q6_K one a q6Pack8: one pointer walks
+// all eight activations. It runs once per product, before the rows are split over the
 // threads.
 func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {
 	groups := len(acts) / matMulActGroup8
