@@ -284,13 +284,11 @@ const (
 )
 
 // A block of eight Q8_0 activations laid out for the AVX2 kernel of Q4_0
-// rows × those activations (packQ4Acts8) takes q4Pack8Bytes: for each
-// activation its first 16 quants twice and its last 16 twice (64 bytes, so
-// that one 256-bit load meets two rows' nibbles, one row in each half), then
-// the eight float32 scales, then eight int32 corrections, 8 times the sum of
-// each activation's quants, which the kernel takes off the products of the
+// rows × those activations (packQ4Acts8) takes q4Pack8Bytes: the q8Pack8Bytes
+// of packQ8Acts, then eight int32 corrections, 8 times the sum of each
+// activation's quants, which the kernel takes off the products of the
 // nibbles taken unsigned (the quants are q+8).
-const q4Pack8Bytes = 8*2*QK + 8*4 + 8*4
+const q4Pack8Bytes = q8Pack8Bytes + 8*4
 
 // packQ4Acts8 lays the eight Q8_0 activations acts out block by block in
 // pack (q4Pack8Bytes per block), for every whole block that fits in pack
@@ -303,16 +301,13 @@ func packQ4Acts8(pack []byte, acts []Activation) {
 		for i := range blocks {
 			p := pack[i*q4Pack8Bytes : (i+1)*q4Pack8Bytes]
 			q := qs[QK*i : QK*(i+1)]
-			dst := p[2*QK*b : 2*QK*(b+1)]
 			var sum int32
 			for j, v := range q {
+				p[QK*b+j] = byte(v)
 				sum += int32(v)
-				half, k := j/16, j%16
-				dst[32*half+k] = byte(v)
-				dst[32*half+16+k] = byte(v)
 			}
-			binary.LittleEndian.PutUint32(p[16*QK+4*b:], math.Float32bits(d[i]))
-			binary.LittleEndian.PutUint32(p[16*QK+32+4*b:], uint32(8*sum))
+			binary.LittleEndian.PutUint32(p[QK*8+4*b:], math.Float32bits(d[i]))
+			binary.LittleEndian.PutUint32(p[q8Pack8Bytes+4*b:], uint32(8*sum))
 		}
 	}
 }

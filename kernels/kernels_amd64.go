@@ -384,11 +384,10 @@ func dotQ6_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *fl
 // The Q8_0 and Q5_0 kernels of eight activations read a packed block as 288
 // bytes: the quants at 0 (activation b at 32b), the scales at 256; the Q8_0
 // kernel of four as 144 bytes, the scales at 128; the Q4_0 kernel of eight
-// as 576 bytes: the quants at 0 (activation b at 64b), the scales at 512,
-// the corrections at 544.
+// as 320 bytes, those 288 and then the corrections.
 var _ = [1]struct{}{}[q8Pack8Bytes-288]
 var _ = [1]struct{}{}[q8Pack4Bytes-144]
-var _ = [1]struct{}{}[q4Pack8Bytes-576]
+var _ = [1]struct{}{}[q4Pack8Bytes-320]
 
 // The Q6_K kernel of eight activations reads a q6Pack8 as 4128 bytes: the
 // scales at 0, the quants at 32 (run c of activation b at 32 + 256c + 32b),

@@ -1688,16 +1688,18 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 
 // Y = the lanes of the two rows' Q4_0 block (its low nibbles in Y1, its high
 // nibbles in Y2: row A in the low halves, row B in the high) with the
-// activation at off(DI) of a q4Pack8 block: its first 16 quants, twice, then
-// its last 16, twice. VPMADDUBSW of the unsigned nibbles (a pair at most
-// 2·15·127), the two added as int16 and widened by VPMADDWD with the ones in
-// Y14: four partial sums of row A's block in the low half, of row B's in
-// the high. Clobbers Y3.
+// activation at off(DI) of a q4Pack8 block, its first 16 quants broadcast to
+// both halves, then its last 16. VPMADDUBSW of the unsigned nibbles (a pair
+// at most 2·15·127), the two added as int16 and widened by VPMADDWD with
+// the ones in Y14: four partial sums of row A's block in the low half, of
+// row B's in the high. Clobbers Y0, Y3.
 #define Q4_0_PAIR_ACT(off, Y) \
-	VPMADDUBSW off(DI), Y1, Y; \
-	VPMADDUBSW off+32(DI), Y2, Y3; \
-	VPADDW     Y3, Y, Y; \
-	VPMADDWD   Y14, Y, Y
+	VBROADCASTI128 off(DI), Y0; \
+	VPMADDUBSW     Y0, Y1, Y; \
+	VBROADCASTI128 off+16(DI), Y0; \
+	VPMADDUBSW     Y0, Y2, Y3; \
+	VPADDW         Y3, Y, Y; \
+	VPMADDWD       Y14, Y, Y
 
 // func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 //
@@ -1738,13 +1740,13 @@ q40rowsActs8Block:
 	VPAND       Y13, Y1, Y1
 	VPAND       Y13, Y2, Y2
 	Q4_0_PAIR_ACT(0, Y4)
-	Q4_0_PAIR_ACT(64, Y5)
-	Q4_0_PAIR_ACT(128, Y6)
-	Q4_0_PAIR_ACT(192, Y7)
-	Q4_0_PAIR_ACT(256, Y8)
-	Q4_0_PAIR_ACT(320, Y9)
-	Q4_0_PAIR_ACT(384, Y10)
-	Q4_0_PAIR_ACT(448, Y11)
+	Q4_0_PAIR_ACT(32, Y5)
+	Q4_0_PAIR_ACT(64, Y6)
+	Q4_0_PAIR_ACT(96, Y7)
+	Q4_0_PAIR_ACT(128, Y8)
+	Q4_0_PAIR_ACT(160, Y9)
+	Q4_0_PAIR_ACT(192, Y10)
+	Q4_0_PAIR_ACT(224, Y11)
 
 	// Y3 = row A's eight sums, Y4 row B's: the lanes added up by pairs
 	// within each half, then the halves of activations 0…3 and 4…7 joined.
@@ -1756,22 +1758,22 @@ q40rowsActs8Block:
 	VPHADDD    Y10, Y8, Y8
 	VPERM2I128 $0x20, Y8, Y4, Y3
 	VPERM2I128 $0x31, Y8, Y4, Y4
-	VPSUBD     544(DI), Y3, Y3
-	VPSUBD     544(DI), Y4, Y4
+	VPSUBD     288(DI), Y3, Y3
+	VPSUBD     288(DI), Y4, Y4
 	VCVTDQ2PS  Y3, Y3
 	VCVTDQ2PS  Y4, Y4
 
 	VPBROADCASTW (SI), X0
 	VCVTPH2PS    X0, Y0
-	VMULPS       512(DI), Y0, Y0
+	VMULPS       256(DI), Y0, Y0
 	VFMADD231PS  Y3, Y0, Y15
 	VPBROADCASTW (R12), X0
 	VCVTPH2PS    X0, Y0
-	VMULPS       512(DI), Y0, Y0
+	VMULPS       256(DI), Y0, Y0
 	VFMADD231PS  Y4, Y0, Y12
 	ADDQ         $18, SI
 	ADDQ         $18, R12
-	ADDQ         $576, DI
+	ADDQ         $320, DI
 	DECQ         CX
 	JNZ          q40rowsActs8Block
 
