@@ -507,9 +507,52 @@ func dotRowActsAccel(t Type, w []byte, acts []Activation, out []float32, stride 
 	return true
 }
 
-// rowsActsAccel computes no rows: arm64 has no kernels of several rows × four
-// activations, and MatMul goes row by row (dotRowActsAccel).
-func rowsActsAccel(Type, []byte, int, int, []Activation, []byte, []float32, int) int { return 0 }
+// rowsActsAccel sets out[b·stride + k] to DotRow(t, row k of w, &acts[b])
+// for the first rows k (rowBytes apart in w, rows of them) and the four
+// activations of acts, and returns the number of rows it did: Q4_0 rows two
+// at a time at tierNEON and tierSDOT (an odd last row is left to
+// dotRowActsAccel), none for the other types.
+func rowsActsAccel(t Type, w []byte, rowBytes, rows int, acts []Activation, _ []byte, out []float32, stride int) int {
+	if active < tierNEON || t != Q4_0 || rows < 2 || len(acts) != 4 {
+		return 0
+	}
+	p, nb, ok := legacyActs4(acts)
+	if !ok {
+		return 0
+	}
+	rows &^= 1
+	_ = w[(rows-1)*rowBytes+nb*q4_0Bytes-1]
+	_ = out[3*stride+rows-1]
+	sdot := active == tierSDOT
+	var r [8]float32
+	for k := 0; k < rows; k += 2 {
+		// Direct calls, not a function value: through one, p and r would
+		// escape to the heap.
+		if sdot {
+			dotQ4_0Rows2Acts4SDOT(&w[k*rowBytes], rowBytes, &p, nb, &r)
+		} else {
+			dotQ4_0Rows2Acts4NEON(&w[k*rowBytes], rowBytes, &p, nb, &r)
+		}
+		for b := range 4 {
+			out[b*stride+k], out[b*stride+k+1] = r[b], r[4+b]
+		}
+	}
+	return rows
+}
+
+// dotQ4_0Rows2Acts4SDOT sets out[4k + b] to dotQ4_0SDOT of the row at
+// w + k·rowBytes (k < 2) with activation b of p (b < 4): each activation's
+// block loaded once for the two rows, each row's four chains in the lanes
+// of one vector.
+//
+//go:noescape
+func dotQ4_0Rows2Acts4SDOT(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[8]float32)
+
+// dotQ4_0Rows2Acts4NEON is dotQ4_0Rows2Acts4SDOT without SDOT, giving
+// dotQ4_0NEON's results.
+//
+//go:noescape
+func dotQ4_0Rows2Acts4NEON(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[8]float32)
 
 // padsActs4 reports whether MatMul gives the kernels of four activations a
 // last group of n padded to four (MatMulJob.padActs): a group of three,

@@ -63,11 +63,14 @@ done: \
 
 // Q4_0_NIBBLES unpacks the 16 bytes of quants V1 of block A into V6
 // (values 0…15) and V7 (16…31), minus 8.
-#define Q4_0_NIBBLES \
-	VAND  V31.B16, V1.B16, V6.B16; \
-	VUSHR $4, V1.B16, V7.B16; \
-	VSUB  V30.B16, V6.B16, V6.B16; \
-	VSUB  V30.B16, V7.B16, V7.B16
+#define Q4_0_NIBBLES Q4_0_NIBBLES_TO(V6, V7)
+
+// Q4_0_NIBBLES_TO(LO, HI) is Q4_0_NIBBLES into LO and HI.
+#define Q4_0_NIBBLES_TO(LO, HI) \
+	VAND  V31.B16, V1.B16, LO.B16; \
+	VUSHR $4, V1.B16, HI.B16; \
+	VSUB  V30.B16, LO.B16, LO.B16; \
+	VSUB  V30.B16, HI.B16, HI.B16
 
 // Q4_0_LOAD2 is Q4_0_LOAD for blocks A and B (B: V13, V14, V9, V10, F12).
 #define Q4_0_LOAD2 \
@@ -655,10 +658,13 @@ q8_0quant:
 
 // Q4_0_ROW_LOAD loads the block at R: its scale bits to s, its quants minus
 // 8 to V6 (values 0…15) and V7 (16…31).
-#define Q4_0_ROW_LOAD(R, s) \
+#define Q4_0_ROW_LOAD(R, s) Q4_0_ROW_LOAD_TO(R, s, V6, V7)
+
+// Q4_0_ROW_LOAD_TO(R, s, LO, HI) is Q4_0_ROW_LOAD into LO and HI.
+#define Q4_0_ROW_LOAD_TO(R, s, LO, HI) \
 	MOVHU.P 2(R), s; \
 	VLD1.P  16(R), [V1.B16]; \
-	Q4_0_NIBBLES
+	Q4_0_NIBBLES_TO(LO, HI)
 
 // Q4_0_ROW_SUM_SDOT(R, s, q) loads the block at R and sets the four int32
 // lanes of V(q) to partial sums of its sumi: its quants dotted with the
@@ -739,4 +745,113 @@ TEXT ·dotQ4_0Rows4NEON(SB), NOSPLIT, $0-48
 	ADD  R5, R6, R7
 	ADD  R5, R7, R8
 	Q4_0_ROWS4_DOT(Q4_0_ROW_SUM_NEON)
+	RET
+
+// ---------------------------------------------------------------------------
+// Q4_0 rows two at a time with four activations (prefill, several
+// sequences): dotQ4_0Rows2Acts4SDOT, dotQ4_0Rows2Acts4NEON set out[4k + b]
+// to the dot of the row at w + k·rowBytes (k < 2) with activation b of p.
+// Each activation's block is loaded once for both rows, and the chains of
+// row k (fma(float32(sumi_b), d_w·d_b, sum_b) block by block,
+// dotQ4_0Generic) run in the lanes of one vector, V0 for row 0 and V4 for
+// row 1 (lane b = activation b): per block four pairwise additions and one
+// vector multiply-add per row, where the kernels of one row reduce each
+// activation's sums alone and run four scalar chains.
+// Registers: R0, R6 the rows, R7, R8 their scale bits, R1…R4 and R11…R14
+// the activations' quants and scales (ACTS4_QS_D), R20 blocks left; V6, V7
+// and V8, V9 the rows' quants minus 8, V2, V3, V10…V15 the activations'
+// quants, V16 their scales; V20…V23 and V24…V27 the sums of row 0 and 1
+// with each activation.
+
+// Q4_0_PAIR_SDOT(acc, lo, hi, alo, ahi) sets V(acc) to four partial sums of
+// a row's block (its quants V(lo), V(hi)) with an activation's (V(alo),
+// V(ahi)).
+#define Q4_0_PAIR_SDOT(acc, lo, hi, alo, ahi) \
+	ZERO(acc); \
+	SDOT(acc, lo, alo); \
+	SDOT(acc, hi, ahi)
+
+// Q4_0_PAIR_NEON is Q4_0_PAIR_SDOT with 16-bit products (|p| ≤ 1024, four
+// summed per 16-bit lane), their lanes summed in pairs widening to 32 bits.
+// Clobbers V5, V17, V18, V19.
+#define Q4_0_PAIR_NEON(acc, lo, hi, alo, ahi) \
+	SMULL_B(5, lo, alo); \
+	SMULL2_B(17, lo, alo); \
+	SMULL_B(18, hi, ahi); \
+	SMULL2_B(19, hi, ahi); \
+	ADD_H(5, 5, 17); \
+	ADD_H(18, 18, 19); \
+	ADD_H(5, 5, 18); \
+	SADDLP_H(acc, 5)
+
+// Q4_0_ROWS2_ACTS4_DOT is the body of the kernels, PAIR Q4_0_PAIR_SDOT or
+// Q4_0_PAIR_NEON.
+#define Q4_0_ROWS2_ACTS4_DOT(PAIR) \
+	ZERO(0); \
+	ZERO(4); \
+	Q4_0_CONSTS; \
+	ACTS4_QS_D; \
+loop: \
+	Q4_0_ROW_LOAD(R0, R7); \
+	Q4_0_ROW_LOAD_TO(R6, R8, V8, V9); \
+	VLD1.P  32(R1), [V2.B16, V3.B16]; \
+	VLD1.P  32(R2), [V10.B16, V11.B16]; \
+	VLD1.P  32(R3), [V12.B16, V13.B16]; \
+	VLD1.P  32(R4), [V14.B16, V15.B16]; \
+	FMOVS.P 4(R11), F16; \
+	FMOVS.P 4(R12), F17; \
+	FMOVS.P 4(R13), F18; \
+	FMOVS.P 4(R14), F19; \
+	VMOV    V17.S[0], V16.S[1]; \
+	VMOV    V18.S[0], V16.S[2]; \
+	VMOV    V19.S[0], V16.S[3]; \
+	PAIR(20, 6, 7, 2, 3); \
+	PAIR(21, 6, 7, 10, 11); \
+	PAIR(22, 6, 7, 12, 13); \
+	PAIR(23, 6, 7, 14, 15); \
+	PAIR(24, 8, 9, 2, 3); \
+	PAIR(25, 8, 9, 10, 11); \
+	PAIR(26, 8, 9, 12, 13); \
+	PAIR(27, 8, 9, 14, 15); \
+	ADDP_S(20, 20, 21); \
+	ADDP_S(22, 22, 23); \
+	ADDP_S(20, 20, 22); \
+	ADDP_S(24, 24, 25); \
+	ADDP_S(26, 26, 27); \
+	ADDP_S(24, 24, 26); \
+	SCVTF_S(20, 20); \
+	SCVTF_S(24, 24); \
+	FMOVS   R7, F28; \
+	FCVTHS  F28, F28; \
+	FMUL_SE(29, 16, 28, 0); \
+	VFMLA   V20.S4, V29.S4, V0.S4; \
+	FMOVS   R8, F28; \
+	FCVTHS  F28, F28; \
+	FMUL_SE(29, 16, 28, 0); \
+	VFMLA   V24.S4, V29.S4, V4.S4; \
+	SUBS    $1, R20, R20; \
+	BNE     loop; \
+	VST1.P  [V0.S4], 16(R22); \
+	VST1    [V4.S4], (R22)
+
+// func dotQ4_0Rows2Acts4SDOT(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[8]float32)
+TEXT ·dotQ4_0Rows2Acts4SDOT(SB), NOSPLIT, $0-40
+	MOVD w+0(FP), R0
+	MOVD rowBytes+8(FP), R6
+	MOVD p+16(FP), R23
+	MOVD nb+24(FP), R20
+	MOVD out+32(FP), R22
+	ADD  R0, R6, R6
+	Q4_0_ROWS2_ACTS4_DOT(Q4_0_PAIR_SDOT)
+	RET
+
+// func dotQ4_0Rows2Acts4NEON(w *byte, rowBytes int, p *legacyPtrs4, nb int, out *[8]float32)
+TEXT ·dotQ4_0Rows2Acts4NEON(SB), NOSPLIT, $0-40
+	MOVD w+0(FP), R0
+	MOVD rowBytes+8(FP), R6
+	MOVD p+16(FP), R23
+	MOVD nb+24(FP), R20
+	MOVD out+32(FP), R22
+	ADD  R0, R6, R6
+	Q4_0_ROWS2_ACTS4_DOT(Q4_0_PAIR_NEON)
 	RET

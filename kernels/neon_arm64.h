@@ -72,6 +72,8 @@
 // add vd.4s, vn.4s, vm.4s; addv sd, vn.4s; fmadd sd, sn, sm, sa (d = a + n·m,
 // fused)
 #define ADD_S(d, n, m) WORD $(0x4ea08400 | (m)<<16 | (n)<<5 | (d))
+// add vd.8h, vn.8h, vm.8h
+#define ADD_H(d, n, m) WORD $(0x4e608400 | (m)<<16 | (n)<<5 | (d))
 #define ADDV_S(d, n) WORD $(0x4eb1b800 | (n)<<5 | (d))
 #define FMADD_S1(d, n, m, a) WORD $(0x1f000000 | (m)<<16 | (a)<<10 | (n)<<5 | (d))
 
