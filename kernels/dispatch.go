@@ -283,31 +283,36 @@ const (
 	q8Pack8Bytes = 8 * (QK + 4)
 )
 
-// A block of eight Q8_0 activations laid out for the AVX2 kernel of Q4_0
-// rows × those activations (packQ4Acts8) takes q4Pack8Bytes: the q8Pack8Bytes
-// of packQ8Acts, then eight int32 corrections, 8 times the sum of each
-// activation's quants, which the kernel takes off the products of the
-// nibbles taken unsigned (the quants are q+8).
-const q4Pack8Bytes = q8Pack8Bytes + 8*4
+// A block of four or eight Q8_0 activations laid out for the AVX2 kernels
+// of Q4_0 rows × those activations (packQ4Acts) takes q4Pack4Bytes or
+// q4Pack8Bytes: the layout of packQ8Acts (their quants one after the other,
+// then their float32 scales), then one int32 correction per activation, 8
+// times the sum of its quants, which the kernels take off the products of
+// the nibbles taken unsigned (the quants are q+8).
+const (
+	q4Pack4Bytes = 4 * (QK + 4 + 4)
+	q4Pack8Bytes = 8 * (QK + 4 + 4)
+)
 
-// packQ4Acts8 lays the eight Q8_0 activations acts out block by block in
-// pack (q4Pack8Bytes per block), for every whole block that fits in pack
-// (at most their blocks).
-func packQ4Acts8(pack []byte, acts []Activation) {
-	blocks := len(pack) / q4Pack8Bytes
-	for b := range acts[:8] {
+// packQ4Acts lays the Q8_0 activations acts (four or eight) out block by
+// block in pack (q4Pack4Bytes or q4Pack8Bytes per block), for every whole
+// block that fits in pack (at most their blocks).
+func packQ4Acts(pack []byte, acts []Activation) {
+	n := len(acts)
+	size := n * (QK + 4 + 4)
+	blocks := len(pack) / size
+	for b := range acts {
 		a := &acts[b]
 		d, qs := a.D[:blocks], a.Qs[:QK*blocks]
 		for i := range blocks {
-			p := pack[i*q4Pack8Bytes : (i+1)*q4Pack8Bytes]
-			q := qs[QK*i : QK*(i+1)]
+			p := pack[i*size : (i+1)*size]
 			var sum int32
-			for j, v := range q {
+			for j, v := range qs[QK*i : QK*(i+1)] {
 				p[QK*b+j] = byte(v)
 				sum += int32(v)
 			}
-			binary.LittleEndian.PutUint32(p[QK*8+4*b:], math.Float32bits(d[i]))
-			binary.LittleEndian.PutUint32(p[q8Pack8Bytes+4*b:], uint32(8*sum))
+			binary.LittleEndian.PutUint32(p[QK*n+4*b:], math.Float32bits(d[i]))
+			binary.LittleEndian.PutUint32(p[(QK+4)*n+4*b:], uint32(8*sum))
 		}
 	}
 }

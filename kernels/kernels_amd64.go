@@ -323,9 +323,10 @@ func padsActs4(t Type, n int) bool {
 // packsActs4 reports whether the active tier's kernels of rows × four
 // activations of type t read the activations packed (packActs4): Q4_K's
 // side data (kPack4) at tierAVX2 and tierAVX512, Q8_0's blocks
-// (q8Pack4Bytes) at tierAVX2 (tierAVX512 has its tiles of rows × four).
+// (q8Pack4Bytes) and Q4_0's (q4Pack4Bytes) at tierAVX2 (tierAVX512 has its
+// tiles of rows × four).
 func packsActs4(t Type) bool {
-	return (t == Q4_K && active >= tierAVX2) || (t == Q8_0 && active == tierAVX2)
+	return (t == Q4_K && active >= tierAVX2) || ((t == Q8_0 || t == Q4_0) && active == tierAVX2)
 }
 
 // packsActs8 reports whether the active tier has a kernel of rows × eight
@@ -362,7 +363,7 @@ func rowsActs8(t Type, w []byte, rowBytes, rows int, pk []byte, nb int, out []fl
 
 // dotQ4_0RowsActs8AVX2 sets out[b·stride + k] to dotQ4_0Generic of the row
 // of nb blocks at w + k·rowBytes with activation b of the group packed at pk
-// (packQ4Acts8), for k < rows and b < 8, with AVX2: two rows at a time.
+// (packQ4Acts), for k < rows and b < 8, with AVX2: two rows at a time.
 //
 //go:noescape
 func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
@@ -383,11 +384,19 @@ func dotQ6_KRowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *fl
 
 // The Q8_0 and Q5_0 kernels of eight activations read a packed block as 288
 // bytes: the quants at 0 (activation b at 32b), the scales at 256; the Q8_0
-// kernel of four as 144 bytes, the scales at 128; the Q4_0 kernel of eight
-// as 320 bytes, those 288 and then the corrections.
+// kernel of four as 144 bytes, the scales at 128; the Q4_0 kernels of eight
+// and four as 320 and 160 bytes, those 288 or 144 and then the corrections.
 var _ = [1]struct{}{}[q8Pack8Bytes-288]
 var _ = [1]struct{}{}[q8Pack4Bytes-144]
 var _ = [1]struct{}{}[q4Pack8Bytes-320]
+var _ = [1]struct{}{}[q4Pack4Bytes-160]
+
+// dotQ4_0Rows2Acts4AVX2 sets out[b·stride + k] to dotQ4_0Generic of the row
+// of nb blocks at w + k·rowBytes with activation b of the four packed at pk
+// (packQ4Acts), for k < rows and b < 4, with AVX2: two rows at a time.
+//
+//go:noescape
+func dotQ4_0Rows2Acts4AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 
 // The Q6_K kernel of eight activations reads a q6Pack8 as 4128 bytes: the
 // scales at 0, the quants at 32 (run c of activation b at 32 + 256c + 32b),
@@ -477,6 +486,10 @@ func rowsActs4(t Type, w []byte, rowBytes, rows int, acts []Activation, pk []byt
 			return rows
 		}
 		dotQ8_0RowsActs4AVX2(&w[0], rowBytes, rows, &lp, nb, &out[0], stride)
+		return rows
+	}
+	if t == Q4_0 && !avx512 && len(pk) == nb*q4Pack4Bytes {
+		dotQ4_0Rows2Acts4AVX2(&w[0], rowBytes, rows, &pk[0], nb, &out[0], stride)
 		return rows
 	}
 	if t == Q4_K {

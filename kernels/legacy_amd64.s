@@ -1688,7 +1688,7 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 
 // Y = the lanes of the two rows' Q4_0 block (its low nibbles in Y1, its high
 // nibbles in Y2: row A in the low halves, row B in the high) with the
-// activation at off(DI) of a q4Pack8 block, its first 16 quants broadcast to
+// activation at off(DI) of a packQ4Acts block, its first 16 quants broadcast to
 // both halves, then its last 16. VPMADDUBSW of the unsigned nibbles (a pair
 // at most 2·15·127), the two added as int16 and widened by VPMADDWD with
 // the ones in Y14: four partial sums of row A's block in the low half, of
@@ -1701,10 +1701,95 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 	VPADDW         Y3, Y, Y; \
 	VPMADDWD       Y14, Y, Y
 
+// Y1, Y2 = the low and the high nibbles (unsigned) of the Q4_0 blocks at SI
+// (row A, low halves) and R12 (row B, high halves); Y13 holds bytes 0x0f.
+#define Q4_0_PAIR_NIBBLES \
+	VMOVDQU     2(SI), X1; \
+	VINSERTI128 $1, 2(R12), Y1, Y1; \
+	VPSRLW      $4, Y1, Y2; \
+	VPAND       Y13, Y1, Y1; \
+	VPAND       Y13, Y2, Y2
+
+// func dotQ4_0Rows2Acts4AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
+//
+// dotQ4_0RowsActs8AVX2 for four activations packed at pk (packQ4Acts, 160
+// bytes a block: the quants at 0, the scales at 128, the corrections at
+// 144): the four sums of both rows reduce into one register, row A's in the
+// low half and row B's in the high, so that lane b of Y15 takes row A's
+// chain with activation b and lane 4 + b row B's, one fused multiply-add for
+// the eight.
+TEXT ·dotQ4_0Rows2Acts4AVX2(SB), NOSPLIT, $0-56
+	LEGACY_CONSTS
+	MOVQ w+0(FP), R14
+	MOVQ out+40(FP), DX
+	MOVQ stride+48(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+16(FP), R13
+
+q40rows2Acts4Row:
+	MOVQ R14, SI
+	MOVQ R14, R12
+	CMPQ R13, $1
+	JEQ  q40rows2Acts4One
+	ADDQ rowBytes+8(FP), R12
+
+q40rows2Acts4One:
+	MOVQ   pk+24(FP), DI
+	MOVQ   nb+32(FP), CX
+	VXORPS Y15, Y15, Y15
+
+q40rows2Acts4Block:
+	Q4_0_PAIR_NIBBLES
+	Q4_0_PAIR_ACT(0, Y4)
+	Q4_0_PAIR_ACT(32, Y5)
+	Q4_0_PAIR_ACT(64, Y6)
+	Q4_0_PAIR_ACT(96, Y7)
+
+	// Y4 = [row A's four sums | row B's], less the corrections.
+	VPHADDD        Y5, Y4, Y4
+	VPHADDD        Y7, Y6, Y6
+	VPHADDD        Y6, Y4, Y4
+	VBROADCASTI128 144(DI), Y5
+	VPSUBD         Y5, Y4, Y4
+	VCVTDQ2PS      Y4, Y4
+
+	// Y0 = [d_A · d_b | d_B · d_b].
+	VPBROADCASTW   (SI), X0
+	VPBROADCASTW   (R12), X5
+	VPUNPCKLQDQ    X5, X0, X0
+	VCVTPH2PS      X0, Y0
+	VBROADCASTF128 128(DI), Y5
+	VMULPS         Y5, Y0, Y0
+	VFMADD231PS    Y4, Y0, Y15
+	ADDQ           $18, SI
+	ADDQ           $18, R12
+	ADDQ           $160, DI
+	DECQ           CX
+	JNZ            q40rows2Acts4Block
+
+	MOVQ         DX, BX
+	LEAQ         (R8)(R8*2), AX
+	STORE_LANES4(X15)
+	ADDQ         $4, DX
+	DECQ         R13
+	JZ           q40rows2Acts4Done
+	MOVQ         DX, BX
+	VEXTRACTF128 $1, Y15, X15
+	STORE_LANES4(X15)
+	ADDQ         $4, DX
+	ADDQ         rowBytes+8(FP), R14
+	ADDQ         rowBytes+8(FP), R14
+	DECQ         R13
+	JNZ          q40rows2Acts4Row
+
+q40rows2Acts4Done:
+	VZEROUPPER
+	RET
+
 // func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 //
 // Sets out[b·stride + k] to dotQ4_0Generic of the row of nb blocks at
-// w + k·rowBytes with activation b of the eight packed at pk (packQ4Acts8),
+// w + k·rowBytes with activation b of the eight packed at pk (packQ4Acts),
 // k < rows: two rows at a time (the last alone as both rows of a pair when
 // rows is odd), their blocks in the two halves of one register. Per block
 // the nibbles are taken unsigned, their lanes with each activation formed in
@@ -1734,11 +1819,7 @@ q40rowsActs8One:
 	VXORPS Y12, Y12, Y12
 
 q40rowsActs8Block:
-	VMOVDQU     2(SI), X1
-	VINSERTI128 $1, 2(R12), Y1, Y1
-	VPSRLW      $4, Y1, Y2
-	VPAND       Y13, Y1, Y1
-	VPAND       Y13, Y2, Y2
+	Q4_0_PAIR_NIBBLES
 	Q4_0_PAIR_ACT(0, Y4)
 	Q4_0_PAIR_ACT(32, Y5)
 	Q4_0_PAIR_ACT(64, Y6)

@@ -226,8 +226,11 @@ func packKind(t Type) (Type, int) {
 // pack4Bytes is the size of one block (Q8_0) or super-block (Q4_K) of four
 // activations packed for weights of type t (packActs4).
 func pack4Bytes(t Type) int {
-	if t == Q4_K {
+	switch t {
+	case Q4_K:
 		return int(unsafe.Sizeof(kPack4{}))
+	case Q4_0:
+		return q4Pack4Bytes
 	}
 	return q8Pack4Bytes
 }
@@ -242,8 +245,8 @@ func packGroup(t Type, dst []byte, nb int, acts []Activation) {
 		packKActs8(unsafe.Slice((*kPack8)(unsafe.Pointer(&dst[0])), nb), acts)
 	case t == Q6_K:
 		packQ6Acts8(unsafe.Slice((*q6Pack8)(unsafe.Pointer(&dst[0])), nb), acts)
-	case t == Q4_0 && len(acts) == matMulActGroup8:
-		packQ4Acts8(dst[:nb*q4Pack8Bytes], acts)
+	case t == Q4_0:
+		packQ4Acts(dst, acts)
 	default:
 		packQ8Acts(dst, acts)
 	}
@@ -268,7 +271,7 @@ func pack8Bytes(t Type) int {
 // activations for t (packsActs8), and returns it with the number of blocks
 // (K-quants: super-blocks) per group; otherwise pack emptied and 0. A Q8_0
 // block takes q8Pack8Bytes for Q8_0 and Q5_0 weights, q4Pack8Bytes for Q4_0
-// ones, a Q4_K super-block a kPack8, a Q6_K one a q6Pack8: one pointer walks
+// ones (packQ4Acts), a Q4_K super-block a kPack8, a Q6_K one a q6Pack8: one pointer walks
 // all eight activations. It runs once per product, before the rows are split over the
 // threads.
 func packActs8(t Type, acts []Activation, pack []byte) ([]byte, int) {

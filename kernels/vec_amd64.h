@@ -65,13 +65,14 @@
 // Stores the eight float32 lanes of Y (low half X) at (BX), (BX)(R8*1), …:
 // lane b at BX + b·R8, with AX = 3·R8. Clobbers BX and the high half of Y.
 #define STORE_LANES8(Y, X) \
-	VMOVSS       X, (BX); \
-	VEXTRACTPS   $1, X, (BX)(R8*1); \
-	VEXTRACTPS   $2, X, (BX)(R8*2); \
-	VEXTRACTPS   $3, X, (BX)(AX*1); \
+	STORE_LANES4(X); \
 	LEAQ         (BX)(R8*4), BX; \
 	VEXTRACTF128 $1, Y, X; \
-	VMOVSS       X, (BX); \
-	VEXTRACTPS   $1, X, (BX)(R8*1); \
-	VEXTRACTPS   $2, X, (BX)(R8*2); \
-	VEXTRACTPS   $3, X, (BX)(AX*1)
+	STORE_LANES4(X)
+
+// STORE_LANES4 is STORE_LANES8's first four lanes, those of X.
+#define STORE_LANES4(X) \
+	VMOVSS     X, (BX); \
+	VEXTRACTPS $1, X, (BX)(R8*1); \
+	VEXTRACTPS $2, X, (BX)(R8*2); \
+	VEXTRACTPS $3, X, (BX)(AX*1)
