@@ -352,13 +352,13 @@ TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
 	RET
 
 // Y = the lanes of the Q4_0 blocks at the memory operands A and B (16 quant
-// bytes each at 2+A, 2+B) with the activation block in Y10 (its first 16 quants in both
-// halves) and Y11 (its last 16): the low nibbles, unsigned, times the first
-// 16 activation bytes plus the high nibbles times the last 16 (VPMADDUBSW,
-// exact: a pair is at most 2·15·127), added as int16 (at most 4·15·127) and
-// widened by VPMADDWD with the ones in Y14, less Y9 (8 times the same sums
-// of the activation bytes): the low half of Y holds four partial sums of A's
-// sumi, the high half B's. Clobbers Y3.
+// bytes each at 2+A, 2+B) with the activation block in Y10 (its first 16
+// quants in both halves) and Y11 (its last 16): the low nibbles, unsigned,
+// times the first 16 activation bytes plus the high nibbles times the last
+// 16 (VPMADDUBSW, exact: a pair is at most 2·15·127), added as int16 (at
+// most 4·15·127) and widened by VPMADDWD with the ones in Y14, less Y9 (8
+// times the same sums of the activation bytes): the low half of Y holds four
+// partial sums of A's sumi, the high half B's. Clobbers Y3.
 #define Q4_0_PAIR_LANES_AVX2(A, B, Y) \
 	VMOVDQU     2+A, X3; \
 	VINSERTI128 $1, 2+B, Y3, Y3; \
@@ -402,9 +402,9 @@ TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
 // func dotQ4_0Rows4AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[4]float32)
 //
 // Sets out[k] to dotQ4_0AVX2 of the row at w + k·stride (k < 4): four
-// streams, each prefetched 4 KiB ahead every other block, whose chains run in the four lanes of
-// X15 (lane k = row k, fma(float32(sumi), d_w·d_a, sum) block by block as in
-// dotQ4_0Generic). Per block the nibbles are taken unsigned and 8 times the
+// streams, each prefetched 4 KiB ahead every other block, whose chains run
+// in the four lanes of X15 (lane k = row k, fma(float32(sumi), d_w·d_a, sum)
+// block by block as in dotQ4_0Generic). Per block the nibbles are taken unsigned and 8 times the
 // activation's sums taken away (Y9, once for the four rows), two rows per
 // 256-bit register; the four sumi are reduced together and their scales
 // gathered into one vector, so that a block costs one vector multiply-add
@@ -1688,8 +1688,8 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 
 // Y = the lanes of the two rows' Q4_0 block (its low nibbles in Y1, its high
 // nibbles in Y2: row A in the low halves, row B in the high) with the
-// activation at off(DI) of a packQ4Acts block, its first 16 quants broadcast to
-// both halves, then its last 16. VPMADDUBSW of the unsigned nibbles (a pair
+// activation at off(DI) of a packQ4Acts block, its first 16 quants
+// broadcast to both halves, then its last 16. VPMADDUBSW of the unsigned nibbles (a pair
 // at most 2·15·127), the two added as int16 and widened by VPMADDWD with
 // the ones in Y14: four partial sums of row A's block in the low half, of
 // row B's in the high. Clobbers Y0, Y3.
