@@ -1686,20 +1686,21 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 	LANES_ROWS_ACTS8(Q5_0_QUANTS_MEM, 22, q50rowsActs8Row, q50rowsActs8Block)
 	RET
 
-// Y = the lanes of the two rows' Q4_0 block (its low nibbles in Y1, its high
-// nibbles in Y2: row A in the low halves, row B in the high) with the
+// Y = the products of the two rows' Q4_0 block (its low nibbles in Y1, its
+// high nibbles in Y2: row A in the low halves, row B in the high) with the
 // activation at off(DI) of a packQ4Acts block, its first 16 quants
-// broadcast to both halves, then its last 16. VPMADDUBSW of the unsigned nibbles (a pair
-// at most 2·15·127), the two added as int16 and widened by VPMADDWD with
-// the ones in Y14: four partial sums of row A's block in the low half, of
-// row B's in the high. Clobbers Y0, Y3.
+// broadcast to both halves, then its last 16, summed four by four into
+// int16: VPMADDUBSW of the unsigned nibbles (a pair at most 2·15·127 in
+// magnitude), the two added (4·15·127 = 7620). The kernels add these up by
+// pairs of lanes twice more (VPHADDW: 8 products at most 15240, 16 at most
+// 30480, still int16) before VPMADDWD widens the last pairs to the block's
+// 32 products. Clobbers Y0, Y3.
 #define Q4_0_PAIR_ACT(off, Y) \
 	VBROADCASTI128 off(DI), Y0; \
 	VPMADDUBSW     Y0, Y1, Y; \
 	VBROADCASTI128 off+16(DI), Y0; \
 	VPMADDUBSW     Y0, Y2, Y3; \
-	VPADDW         Y3, Y, Y; \
-	VPMADDWD       Y14, Y, Y
+	VPADDW         Y3, Y, Y
 
 // Y1, Y2 = the low and the high nibbles (unsigned) of the Q4_0 blocks at SI
 // (row A, low halves) and R12 (row B, high halves); Y13 holds bytes 0x0f.
@@ -1745,10 +1746,12 @@ q40rows2Acts4Block:
 	Q4_0_PAIR_ACT(64, Y6)
 	Q4_0_PAIR_ACT(96, Y7)
 
-	// Y4 = [row A's four sums | row B's], less the corrections.
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y6, Y4, Y4
+	// Y4 = [row A's four sums | row B's], less the corrections: the int16
+	// sums added by pairs twice, then widened by pairs.
+	VPHADDW        Y5, Y4, Y4
+	VPHADDW        Y7, Y6, Y6
+	VPHADDW        Y6, Y4, Y4
+	VPMADDWD       Y14, Y4, Y4
 	VBROADCASTI128 144(DI), Y5
 	VPSUBD         Y5, Y4, Y4
 	VCVTDQ2PS      Y4, Y4
@@ -1829,14 +1832,17 @@ q40rowsActs8Block:
 	Q4_0_PAIR_ACT(192, Y10)
 	Q4_0_PAIR_ACT(224, Y11)
 
-	// Y3 = row A's eight sums, Y4 row B's: the lanes added up by pairs
-	// within each half, then the halves of activations 0…3 and 4…7 joined.
-	VPHADDD    Y5, Y4, Y4
-	VPHADDD    Y7, Y6, Y6
-	VPHADDD    Y9, Y8, Y8
-	VPHADDD    Y11, Y10, Y10
-	VPHADDD    Y6, Y4, Y4
-	VPHADDD    Y10, Y8, Y8
+	// Y3 = row A's eight sums, Y4 row B's: the int16 sums added by pairs
+	// twice within each half and widened by pairs, then the halves of
+	// activations 0…3 and 4…7 joined.
+	VPHADDW    Y5, Y4, Y4
+	VPHADDW    Y7, Y6, Y6
+	VPHADDW    Y9, Y8, Y8
+	VPHADDW    Y11, Y10, Y10
+	VPHADDW    Y6, Y4, Y4
+	VPHADDW    Y10, Y8, Y8
+	VPMADDWD   Y14, Y4, Y4
+	VPMADDWD   Y14, Y8, Y8
 	VPERM2I128 $0x20, Y8, Y4, Y3
 	VPERM2I128 $0x31, Y8, Y4, Y4
 	VPSUBD     288(DI), Y3, Y3

@@ -82,6 +82,62 @@ func TestMatMulMatchesDotRow(t *testing.T) {
 	})
 }
 
+// TestMatMulQ4_0ExtremeSums: the Q4_0 kernels add the products of a block
+// in 16-bit lanes (up to 16 products of an unsigned nibble and a quant) and
+// take 8 times the activation's sum off in 32 bits; with every nibble 15 or
+// 0 and every activation quant ±127 the sums reach their bounds, and each
+// product still equals DotRow bit for bit, for one, four and eight
+// activations (the kernels of one row, of two rows × four and × eight).
+func TestMatMulQ4_0ExtremeSums(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		const rows, n = 10, 256
+		p := NewPool(2)
+		defer p.Close()
+		w := make([]byte, 0, rows*n/QK*q4_0Bytes)
+		for r := range rows {
+			for range n / QK {
+				nib := byte(0xff) // every value 15 - 8 = 7
+				if r%2 == 1 {
+					nib = 0 // every value -8
+				}
+				block := []byte{0x00, 0x3c} // scale 1.0
+				for range 16 {
+					block = append(block, nib)
+				}
+				w = append(w, block...)
+			}
+		}
+		rowBytes := n / QK * q4_0Bytes
+		for _, b := range []int{1, 4, 8} {
+			acts := make([]Activation, b)
+			for i := range acts {
+				x := make([]float32, n)
+				for j := range x {
+					x[j] = 1 // quantized to 127
+					if i%2 == 1 {
+						x[j] = -1 // -127
+					}
+				}
+				QuantizeActivation(&acts[i], Q8_0, x)
+			}
+			out := make([]float32, b*rows)
+			var job MatMulJob
+			p.MatMul(&job, Q4_0, w, rowBytes, acts, out)
+			for i := range b {
+				for row := range rows {
+					want := DotRow(Q4_0, w[row*rowBytes:(row+1)*rowBytes], &acts[i])
+					if want != float32(7-15*(row%2))*127*float32(n)*acts[i].D[0]*float32(1-2*(i%2)) {
+						t.Fatalf("batch %d: DotRow(row %d, activation %d) = %v: not the extreme sum", b, row, i, want)
+					}
+					if got := out[i*rows+row]; math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("batch %d: out[%d][%d] = %v, DotRow %v", b, i, row, got, want)
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestMatMulNoAlloc checks that a product with a reused job allocates
 // nothing, for every weight type and for one activation as for a batch
 // (whichever kernels serve them).
