@@ -304,11 +304,12 @@ func packQ4Acts(pack []byte, acts []Activation) {
 	for b := range acts {
 		a := &acts[b]
 		d, qs := a.D[:blocks], a.Qs[:QK*blocks]
+		qb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(qs))), len(qs))
 		for i := range blocks {
 			p := pack[i*size : (i+1)*size]
+			copy(p[QK*b:QK*(b+1)], qb[QK*i:])
 			var sum int32
-			for j, v := range qs[QK*i : QK*(i+1)] {
-				p[QK*b+j] = byte(v)
+			for _, v := range (*[QK]int8)(qs[QK*i:]) {
 				sum += int32(v)
 			}
 			binary.LittleEndian.PutUint32(p[QK*n+4*b:], math.Float32bits(d[i]))
