@@ -87,7 +87,7 @@ func TestMatMulMatchesDotRow(t *testing.T) {
 // take 8 times the activation's sum off in 32 bits; with every nibble 15 or
 // 0 and every activation quant ±127 the sums reach their bounds, and each
 // product still equals DotRow bit for bit, for one, four and eight
-// activations (the kernels of one row, of two rows × four and × eight).
+// activations (the kernels of four rows, of two rows × four and × eight).
 func TestMatMulQ4_0ExtremeSums(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		const rows, n = 10, 256
