@@ -300,20 +300,15 @@ const (
 func packQ4Acts(pack []byte, acts []Activation) {
 	n := len(acts)
 	size := n * (QK + 4 + 4)
-	blocks := len(pack) / size
+	blocks := packQ8ActsAt(pack, acts, size)
 	for b := range acts {
-		a := &acts[b]
-		d, qs := a.D[:blocks], a.Qs[:QK*blocks]
-		qb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(qs))), len(qs))
+		qs := acts[b].Qs
 		for i := range blocks {
-			p := pack[i*size : (i+1)*size]
-			copy(p[QK*b:QK*(b+1)], qb[QK*i:])
 			var sum int32
 			for _, v := range (*[QK]int8)(qs[QK*i:]) {
 				sum += int32(v)
 			}
-			binary.LittleEndian.PutUint32(p[QK*n+4*b:], math.Float32bits(d[i]))
-			binary.LittleEndian.PutUint32(p[(QK+4)*n+4*b:], uint32(8*sum))
+			binary.LittleEndian.PutUint32(pack[i*size+(QK+4)*n+4*b:], uint32(8*sum))
 		}
 	}
 }
@@ -322,8 +317,14 @@ func packQ4Acts(pack []byte, acts []Activation) {
 // block in pack (q8Pack4Bytes or q8Pack8Bytes per block), for every whole
 // block that fits in pack (at most their blocks).
 func packQ8Acts(pack []byte, acts []Activation) {
+	packQ8ActsAt(pack, acts, len(acts)*(QK+4))
+}
+
+// packQ8ActsAt writes packQ8Acts' layout of acts into the first bytes of
+// each block of size bytes in pack, for every whole block that fits (at
+// most their blocks), and returns how many blocks it wrote.
+func packQ8ActsAt(pack []byte, acts []Activation, size int) int {
 	n := len(acts)
-	size := n * (QK + 4)
 	blocks := len(pack) / size
 	for b := range acts {
 		a := &acts[b]
@@ -335,4 +336,5 @@ func packQ8Acts(pack []byte, acts []Activation) {
 			binary.LittleEndian.PutUint32(p[QK*n+4*b:], math.Float32bits(d[i]))
 		}
 	}
+	return blocks
 }

@@ -549,10 +549,7 @@ func matVecAccel(t Type, w []byte, rowBytes int, a *Activation, out []float32) i
 		return 0
 	}
 	if active < tierAVX512 {
-		if t == Q4_0 {
-			return matVecQ4_0AVX2(w, rowBytes, a, out)
-		}
-		return matVecQ8_0AVX2(w, rowBytes, a, out)
+		return matVecStreamsAVX2(t, w, rowBytes, a, out)
 	}
 	k := rows4Kernel(dotQ8_0Rows4AVX512)
 	if t == Q4_0 {
@@ -724,52 +721,41 @@ func matVecK(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 //go:noescape
 func dotQ4_KRows2AVX2(w *byte, stride int, qs *int8, d *float32, bsums *int16, nb int, out *[2]float32)
 
-// matVecQ8_0AVX2 is matVecAccel for Q8_0 at tierAVX2: two streams, one row
-// from each half of the rows at a time (dotQ8_0Rows2AVX2), the odd row last
-// alone.
-func matVecQ8_0AVX2(w []byte, rowBytes int, a *Activation, out []float32) int {
-	nb := a.N / QK
-	if active < tierAVX2 || nb == 0 || len(out) == 0 {
-		return 0
-	}
-	qs, d := a.Qs[:nb*QK], a.D[:nb]
-	_ = w[(len(out)-1)*rowBytes+nb*q8_0Bytes-1]
-	n := len(out) / 2
-	var o [2]float32
-	for r := range n {
-		dotQ8_0Rows2AVX2(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
-		out[r], out[r+n] = o[0], o[1]
-	}
-	if r := 2 * n; r < len(out) {
-		out[r] = dotQ8_0AVX2(&w[r*rowBytes], &qs[0], &d[0], nb)
-	}
-	return len(out)
-}
-
 // dotQ8_0Rows2AVX2 sets out[k] to dotQ8_0AVX2 of the row at w + k·stride
 // (k < 2): two streams.
 //
 //go:noescape
 func dotQ8_0Rows2AVX2(w *byte, stride int, qs *int8, d *float32, nb int, out *[2]float32)
 
-// matVecQ4_0AVX2 is matVecAccel for Q4_0 at tierAVX2: four streams, one row
-// from each quarter of the rows at a time (dotQ4_0Rows4AVX2), the rows left
-// over alone.
-func matVecQ4_0AVX2(w []byte, rowBytes int, a *Activation, out []float32) int {
+// matVecStreamsAVX2 is matVecAccel for Q8_0 and Q4_0 at tierAVX2: one row
+// from each part of the rows at a time, two streams for Q8_0
+// (dotQ8_0Rows2AVX2), four for Q4_0 (dotQ4_0Rows4AVX2), the rows left over
+// alone.
+func matVecStreamsAVX2(t Type, w []byte, rowBytes int, a *Activation, out []float32) int {
 	nb := a.N / QK
 	if active < tierAVX2 || nb == 0 || len(out) == 0 {
 		return 0
 	}
 	qs, d := a.Qs[:nb*QK], a.D[:nb]
-	_ = w[(len(out)-1)*rowBytes+nb*q4_0Bytes-1]
-	n := len(out) / 4
+	_ = w[(len(out)-1)*rowBytes+nb*t.BlockBytes()-1]
+	streams, one := 2, legacyKernel(dotQ8_0AVX2)
+	if t == Q4_0 {
+		streams, one = 4, dotQ4_0AVX2
+	}
+	n := len(out) / streams
 	var o [4]float32
 	for r := range n {
-		dotQ4_0Rows4AVX2(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
-		scatterStreams(out, o[:], r, n)
+		// Direct calls, not function values: through one, o would escape to
+		// the heap.
+		if t == Q4_0 {
+			dotQ4_0Rows4AVX2(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, &o)
+		} else {
+			dotQ8_0Rows2AVX2(&w[r*rowBytes], n*rowBytes, &qs[0], &d[0], nb, (*[2]float32)(o[:2]))
+		}
+		scatterStreams(out, o[:streams], r, n)
 	}
-	for r := 4 * n; r < len(out); r++ {
-		out[r] = dotQ4_0AVX2(&w[r*rowBytes], &qs[0], &d[0], nb)
+	for r := streams * n; r < len(out); r++ {
+		out[r] = one(&w[r*rowBytes], &qs[0], &d[0], nb)
 	}
 	return len(out)
 }

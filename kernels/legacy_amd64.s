@@ -1711,6 +1711,75 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 	VPAND       Y13, Y1, Y1; \
 	VPAND       Y13, Y2, Y2
 
+// The loop of the Q4_0 kernels of two rows × activations: rows R13 left,
+// row A at R14, rowBytes R11, the pack R9 (packBytes a block), nb R10, the
+// output DX (next row's column), stride in bytes R8. Per pair of rows
+// (row B = row A for an odd last row) ZERO clears the accumulators, BLOCK
+// takes one block (Q4_0_PAIR_NIBBLES done), STORE_A and STORE_B write row A's
+// and row B's results from BX (with AX = 3·R8).
+#define Q4_0_ROWS2_LOOP(ZERO, BLOCK, packBytes, STORE_A, STORE_B, row, one, block, done) \
+row: \
+	MOVQ R14, SI; \
+	MOVQ R14, R12; \
+	CMPQ R13, $1; \
+	JEQ  one; \
+	ADDQ R11, R12; \
+one: \
+	MOVQ R9, DI; \
+	MOVQ R10, CX; \
+	ZERO; \
+block: \
+	Q4_0_PAIR_NIBBLES; \
+	BLOCK; \
+	ADDQ $18, SI; \
+	ADDQ $18, R12; \
+	ADDQ $packBytes, DI; \
+	DECQ CX; \
+	JNZ  block; \
+	MOVQ DX, BX; \
+	LEAQ (R8)(R8*2), AX; \
+	STORE_A; \
+	ADDQ $4, DX; \
+	DECQ R13; \
+	JZ   done; \
+	MOVQ DX, BX; \
+	STORE_B; \
+	ADDQ $4, DX; \
+	LEAQ (R14)(R11*2), R14; \
+	DECQ R13; \
+	JNZ  row; \
+done:
+
+// One block of dotQ4_0Rows2Acts4AVX2: Y4 = [row A's four sums | row B's]
+// (the int16 sums added by pairs twice, then widened by pairs) less the
+// corrections, Y0 = [d_A · d_b | d_B · d_b], and lane b of Y15 takes row A's
+// chain with activation b, lane 4 + b row B's.
+#define Q4_0_ROWS2_ACTS4_BLOCK \
+	Q4_0_PAIR_ACT(0, Y4); \
+	Q4_0_PAIR_ACT(32, Y5); \
+	Q4_0_PAIR_ACT(64, Y6); \
+	Q4_0_PAIR_ACT(96, Y7); \
+	VPHADDW        Y5, Y4, Y4; \
+	VPHADDW        Y7, Y6, Y6; \
+	VPHADDW        Y6, Y4, Y4; \
+	VPMADDWD       Y14, Y4, Y4; \
+	VBROADCASTI128 144(DI), Y5; \
+	VPSUBD         Y5, Y4, Y4; \
+	VCVTDQ2PS      Y4, Y4; \
+	VPBROADCASTW   (SI), X0; \
+	VPBROADCASTW   (R12), X5; \
+	VPUNPCKLQDQ    X5, X0, X0; \
+	VCVTPH2PS      X0, Y0; \
+	VBROADCASTF128 128(DI), Y5; \
+	VMULPS         Y5, Y0, Y0; \
+	VFMADD231PS    Y4, Y0, Y15
+
+#define Q4_0_ROWS2_ACTS4_ZERO VXORPS Y15, Y15, Y15
+#define Q4_0_ROWS2_ACTS4_STORE_A STORE_LANES4(X15)
+#define Q4_0_ROWS2_ACTS4_STORE_B \
+	VEXTRACTF128 $1, Y15, X15; \
+	STORE_LANES4(X15)
+
 // func dotQ4_0Rows2Acts4AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 //
 // dotQ4_0RowsActs8AVX2 for four activations packed at pk (packQ4Acts, 160
@@ -1722,72 +1791,59 @@ TEXT ·dotQ5_0RowsActs8AVX2(SB), NOSPLIT, $32-56
 TEXT ·dotQ4_0Rows2Acts4AVX2(SB), NOSPLIT, $0-56
 	LEGACY_CONSTS
 	MOVQ w+0(FP), R14
+	MOVQ rowBytes+8(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ pk+24(FP), R9
+	MOVQ nb+32(FP), R10
 	MOVQ out+40(FP), DX
 	MOVQ stride+48(FP), R8
 	SHLQ $2, R8
-	MOVQ rows+16(FP), R13
-
-q40rows2Acts4Row:
-	MOVQ R14, SI
-	MOVQ R14, R12
-	CMPQ R13, $1
-	JEQ  q40rows2Acts4One
-	ADDQ rowBytes+8(FP), R12
-
-q40rows2Acts4One:
-	MOVQ   pk+24(FP), DI
-	MOVQ   nb+32(FP), CX
-	VXORPS Y15, Y15, Y15
-
-q40rows2Acts4Block:
-	Q4_0_PAIR_NIBBLES
-	Q4_0_PAIR_ACT(0, Y4)
-	Q4_0_PAIR_ACT(32, Y5)
-	Q4_0_PAIR_ACT(64, Y6)
-	Q4_0_PAIR_ACT(96, Y7)
-
-	// Y4 = [row A's four sums | row B's], less the corrections: the int16
-	// sums added by pairs twice, then widened by pairs.
-	VPHADDW        Y5, Y4, Y4
-	VPHADDW        Y7, Y6, Y6
-	VPHADDW        Y6, Y4, Y4
-	VPMADDWD       Y14, Y4, Y4
-	VBROADCASTI128 144(DI), Y5
-	VPSUBD         Y5, Y4, Y4
-	VCVTDQ2PS      Y4, Y4
-
-	// Y0 = [d_A · d_b | d_B · d_b].
-	VPBROADCASTW   (SI), X0
-	VPBROADCASTW   (R12), X5
-	VPUNPCKLQDQ    X5, X0, X0
-	VCVTPH2PS      X0, Y0
-	VBROADCASTF128 128(DI), Y5
-	VMULPS         Y5, Y0, Y0
-	VFMADD231PS    Y4, Y0, Y15
-	ADDQ           $18, SI
-	ADDQ           $18, R12
-	ADDQ           $160, DI
-	DECQ           CX
-	JNZ            q40rows2Acts4Block
-
-	MOVQ         DX, BX
-	LEAQ         (R8)(R8*2), AX
-	STORE_LANES4(X15)
-	ADDQ         $4, DX
-	DECQ         R13
-	JZ           q40rows2Acts4Done
-	MOVQ         DX, BX
-	VEXTRACTF128 $1, Y15, X15
-	STORE_LANES4(X15)
-	ADDQ         $4, DX
-	ADDQ         rowBytes+8(FP), R14
-	ADDQ         rowBytes+8(FP), R14
-	DECQ         R13
-	JNZ          q40rows2Acts4Row
-
-q40rows2Acts4Done:
+	Q4_0_ROWS2_LOOP(Q4_0_ROWS2_ACTS4_ZERO, Q4_0_ROWS2_ACTS4_BLOCK, 160, Q4_0_ROWS2_ACTS4_STORE_A, Q4_0_ROWS2_ACTS4_STORE_B, q40rows2Acts4Row, q40rows2Acts4One, q40rows2Acts4Block, q40rows2Acts4Done)
 	VZEROUPPER
 	RET
+
+// One block of dotQ4_0RowsActs8AVX2: Y3 = row A's eight sums, Y4 row B's
+// (the int16 sums added by pairs twice within each half and widened by
+// pairs, then the halves of activations 0…3 and 4…7 joined) less the
+// corrections; lane b of Y15 (row A) and Y12 (row B) takes the chain with
+// activation b.
+#define Q4_0_ROWS2_ACTS8_BLOCK \
+	Q4_0_PAIR_ACT(0, Y4); \
+	Q4_0_PAIR_ACT(32, Y5); \
+	Q4_0_PAIR_ACT(64, Y6); \
+	Q4_0_PAIR_ACT(96, Y7); \
+	Q4_0_PAIR_ACT(128, Y8); \
+	Q4_0_PAIR_ACT(160, Y9); \
+	Q4_0_PAIR_ACT(192, Y10); \
+	Q4_0_PAIR_ACT(224, Y11); \
+	VPHADDW      Y5, Y4, Y4; \
+	VPHADDW      Y7, Y6, Y6; \
+	VPHADDW      Y9, Y8, Y8; \
+	VPHADDW      Y11, Y10, Y10; \
+	VPHADDW      Y6, Y4, Y4; \
+	VPHADDW      Y10, Y8, Y8; \
+	VPMADDWD     Y14, Y4, Y4; \
+	VPMADDWD     Y14, Y8, Y8; \
+	VPERM2I128   $0x20, Y8, Y4, Y3; \
+	VPERM2I128   $0x31, Y8, Y4, Y4; \
+	VPSUBD       288(DI), Y3, Y3; \
+	VPSUBD       288(DI), Y4, Y4; \
+	VCVTDQ2PS    Y3, Y3; \
+	VCVTDQ2PS    Y4, Y4; \
+	VPBROADCASTW (SI), X0; \
+	VCVTPH2PS    X0, Y0; \
+	VMULPS       256(DI), Y0, Y0; \
+	VFMADD231PS  Y3, Y0, Y15; \
+	VPBROADCASTW (R12), X0; \
+	VCVTPH2PS    X0, Y0; \
+	VMULPS       256(DI), Y0, Y0; \
+	VFMADD231PS  Y4, Y0, Y12
+
+#define Q4_0_ROWS2_ACTS8_ZERO \
+	VXORPS Y15, Y15, Y15; \
+	VXORPS Y12, Y12, Y12
+#define Q4_0_ROWS2_ACTS8_STORE_A STORE_LANES8(Y15, X15)
+#define Q4_0_ROWS2_ACTS8_STORE_B STORE_LANES8(Y12, X12)
 
 // func dotQ4_0RowsActs8AVX2(w *byte, rowBytes, rows int, pk *byte, nb int, out *float32, stride int)
 //
@@ -1795,89 +1851,22 @@ q40rows2Acts4Done:
 // w + k·rowBytes with activation b of the eight packed at pk (packQ4Acts),
 // k < rows: two rows at a time (the last alone as both rows of a pair when
 // rows is odd), their blocks in the two halves of one register. Per block
-// the nibbles are taken unsigned, their lanes with each activation formed in
-// Y4…Y11 and reduced to the sums of both rows with the eight activations,
-// less 8 times each activation's sum (the pack's corrections): the exact
-// sumi. Lane b of Y15 (row A) and Y12 (row B) takes fma(float32(sumi_b),
-// d_w·d_b, acc_b) for the eight at once, dotQ4_0Generic's step.
+// the nibbles are taken unsigned, their products with each activation
+// formed in Y4…Y11 and reduced to the sums of both rows with the eight
+// activations, less 8 times each activation's sum (the pack's
+// corrections): the exact sumi. Lane b of Y15 (row A) and Y12 (row B) takes
+// fma(float32(sumi_b), d_w·d_b, acc_b) for the eight at once,
+// dotQ4_0Generic's step.
 TEXT ·dotQ4_0RowsActs8AVX2(SB), NOSPLIT, $0-56
 	LEGACY_CONSTS
 	MOVQ w+0(FP), R14
+	MOVQ rowBytes+8(FP), R11
+	MOVQ rows+16(FP), R13
+	MOVQ pk+24(FP), R9
+	MOVQ nb+32(FP), R10
 	MOVQ out+40(FP), DX
 	MOVQ stride+48(FP), R8
 	SHLQ $2, R8
-	MOVQ rows+16(FP), R13
-
-q40rowsActs8Row:
-	MOVQ   R14, SI
-	MOVQ   R14, R12
-	CMPQ   R13, $1
-	JEQ    q40rowsActs8One
-	ADDQ   rowBytes+8(FP), R12
-
-q40rowsActs8One:
-	MOVQ   pk+24(FP), DI
-	MOVQ   nb+32(FP), CX
-	VXORPS Y15, Y15, Y15
-	VXORPS Y12, Y12, Y12
-
-q40rowsActs8Block:
-	Q4_0_PAIR_NIBBLES
-	Q4_0_PAIR_ACT(0, Y4)
-	Q4_0_PAIR_ACT(32, Y5)
-	Q4_0_PAIR_ACT(64, Y6)
-	Q4_0_PAIR_ACT(96, Y7)
-	Q4_0_PAIR_ACT(128, Y8)
-	Q4_0_PAIR_ACT(160, Y9)
-	Q4_0_PAIR_ACT(192, Y10)
-	Q4_0_PAIR_ACT(224, Y11)
-
-	// Y3 = row A's eight sums, Y4 row B's: the int16 sums added by pairs
-	// twice within each half and widened by pairs, then the halves of
-	// activations 0…3 and 4…7 joined.
-	VPHADDW    Y5, Y4, Y4
-	VPHADDW    Y7, Y6, Y6
-	VPHADDW    Y9, Y8, Y8
-	VPHADDW    Y11, Y10, Y10
-	VPHADDW    Y6, Y4, Y4
-	VPHADDW    Y10, Y8, Y8
-	VPMADDWD   Y14, Y4, Y4
-	VPMADDWD   Y14, Y8, Y8
-	VPERM2I128 $0x20, Y8, Y4, Y3
-	VPERM2I128 $0x31, Y8, Y4, Y4
-	VPSUBD     288(DI), Y3, Y3
-	VPSUBD     288(DI), Y4, Y4
-	VCVTDQ2PS  Y3, Y3
-	VCVTDQ2PS  Y4, Y4
-
-	VPBROADCASTW (SI), X0
-	VCVTPH2PS    X0, Y0
-	VMULPS       256(DI), Y0, Y0
-	VFMADD231PS  Y3, Y0, Y15
-	VPBROADCASTW (R12), X0
-	VCVTPH2PS    X0, Y0
-	VMULPS       256(DI), Y0, Y0
-	VFMADD231PS  Y4, Y0, Y12
-	ADDQ         $18, SI
-	ADDQ         $18, R12
-	ADDQ         $320, DI
-	DECQ         CX
-	JNZ          q40rowsActs8Block
-
-	MOVQ         DX, BX
-	LEAQ         (R8)(R8*2), AX
-	STORE_LANES8(Y15, X15)
-	ADDQ         $4, DX
-	DECQ         R13
-	JZ           q40rowsActs8Done
-	MOVQ         DX, BX
-	STORE_LANES8(Y12, X12)
-	ADDQ         $4, DX
-	ADDQ         rowBytes+8(FP), R14
-	ADDQ         rowBytes+8(FP), R14
-	DECQ         R13
-	JNZ          q40rowsActs8Row
-
-q40rowsActs8Done:
+	Q4_0_ROWS2_LOOP(Q4_0_ROWS2_ACTS8_ZERO, Q4_0_ROWS2_ACTS8_BLOCK, 320, Q4_0_ROWS2_ACTS8_STORE_A, Q4_0_ROWS2_ACTS8_STORE_B, q40rowsActs8Row, q40rowsActs8One, q40rowsActs8Block, q40rowsActs8Done)
 	VZEROUPPER
 	RET

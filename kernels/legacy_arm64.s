@@ -689,10 +689,14 @@ q8_0quant:
 	VADD    V7.H8, V6.H8, V6.H8; \
 	SADDLP_H(q, 6)
 
-// Q4_0_ROWS4_DOT is the body of the kernels: SUM is Q4_0_ROW_SUM_SDOT or
-// Q4_0_ROW_SUM_NEON. The rows' sums V16, V17, V18, V19 are added up by pairs
-// into V24 = [sumi of rows 0…3], their scales gathered into V25.
+// Q4_0_ROWS4_DOT is the body of the kernels (R5 the stride; the rows R6…R8
+// are formed from it): SUM is Q4_0_ROW_SUM_SDOT or Q4_0_ROW_SUM_NEON. The
+// rows' sums V16, V17, V18, V19 are added up by pairs into V24 = [sumi of
+// rows 0…3], their scales gathered into V25.
 #define Q4_0_ROWS4_DOT(SUM) \
+	ADD  R5, R0, R6; \
+	ADD  R5, R6, R7; \
+	ADD  R5, R7, R8; \
 	ZERO(0); \
 	Q4_0_CONSTS; \
 	CBZ R3, done; \
@@ -727,9 +731,6 @@ TEXT ·dotQ4_0Rows4SDOT(SB), NOSPLIT, $0-48
 	MOVD d+24(FP), R2
 	MOVD nb+32(FP), R3
 	MOVD out+40(FP), R9
-	ADD  R5, R0, R6
-	ADD  R5, R6, R7
-	ADD  R5, R7, R8
 	Q4_0_ROWS4_DOT(Q4_0_ROW_SUM_SDOT)
 	RET
 
@@ -741,9 +742,6 @@ TEXT ·dotQ4_0Rows4NEON(SB), NOSPLIT, $0-48
 	MOVD d+24(FP), R2
 	MOVD nb+32(FP), R3
 	MOVD out+40(FP), R9
-	ADD  R5, R0, R6
-	ADD  R5, R6, R7
-	ADD  R5, R7, R8
 	Q4_0_ROWS4_DOT(Q4_0_ROW_SUM_NEON)
 	RET
 
@@ -784,9 +782,10 @@ TEXT ·dotQ4_0Rows4NEON(SB), NOSPLIT, $0-48
 	ADD_H(5, 5, 18); \
 	SADDLP_H(acc, 5)
 
-// Q4_0_ROWS2_ACTS4_DOT is the body of the kernels, PAIR Q4_0_PAIR_SDOT or
-// Q4_0_PAIR_NEON.
+// Q4_0_ROWS2_ACTS4_DOT is the body of the kernels (R6 the row bytes on
+// entry, then row 1), PAIR Q4_0_PAIR_SDOT or Q4_0_PAIR_NEON.
 #define Q4_0_ROWS2_ACTS4_DOT(PAIR) \
+	ADD  R0, R6, R6; \
 	ZERO(0); \
 	ZERO(4); \
 	Q4_0_CONSTS; \
@@ -841,7 +840,6 @@ TEXT ·dotQ4_0Rows2Acts4SDOT(SB), NOSPLIT, $0-40
 	MOVD p+16(FP), R23
 	MOVD nb+24(FP), R20
 	MOVD out+32(FP), R22
-	ADD  R0, R6, R6
 	Q4_0_ROWS2_ACTS4_DOT(Q4_0_PAIR_SDOT)
 	RET
 
@@ -852,6 +850,5 @@ TEXT ·dotQ4_0Rows2Acts4NEON(SB), NOSPLIT, $0-40
 	MOVD p+16(FP), R23
 	MOVD nb+24(FP), R20
 	MOVD out+32(FP), R22
-	ADD  R0, R6, R6
 	Q4_0_ROWS2_ACTS4_DOT(Q4_0_PAIR_NEON)
 	RET
